@@ -1,0 +1,21 @@
+"""Which tapes are recording on this thread: the one piece of state every op consults.
+
+Kept in its own module because tensors, primitives and tapes all read it, and the first check of
+every op (``if state.recording``) must be a single attribute read.
+"""
+import threading
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.recording = []  # the recording tapes, outermost first
+
+
+state = _ThreadState()
+
+
+def note_escape(tensor):
+    """Remember that a recorded value left for NumPy: its gradient cannot flow back from there."""
+    for tape in state.recording:
+        if id(tensor) in tape._tracked:
+            tape._escaped.append(tensor)

@@ -1,0 +1,52 @@
+"""Creation functions: new tensors on the current backend, TensorFlow's names and defaults."""
+import numpy as np
+
+from . import backend
+from .dtypes import as_dtype, float32, int32
+from .tensor import Tensor, convert_to_tensor, wrap
+
+
+def _shape(shape):
+    if isinstance(shape, Tensor):
+        shape = shape.numpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def zeros(shape, dtype=float32):
+    return wrap(backend.xp().zeros(_shape(shape), dtype=as_dtype(dtype)))
+
+
+def ones(shape, dtype=float32):
+    return wrap(backend.xp().ones(_shape(shape), dtype=as_dtype(dtype)))
+
+
+def zeros_like(input, dtype=None):  # noqa: A002 - TensorFlow's argument name
+    x = convert_to_tensor(input)
+    return wrap(backend.array_module(x._value).zeros(x.shape, dtype=as_dtype(dtype) or x.dtype))
+
+
+def ones_like(input, dtype=None):  # noqa: A002
+    x = convert_to_tensor(input)
+    return wrap(backend.array_module(x._value).ones(x.shape, dtype=as_dtype(dtype) or x.dtype))
+
+
+def fill(dims, value):
+    """A tensor of shape ``dims`` filled with ``value`` (its dtype by TensorFlow's rule)."""
+    v = convert_to_tensor(value)
+    return wrap(backend.xp().full(_shape(dims), backend.to_host(v._value), dtype=v.dtype))
+
+
+def eye(num_rows, num_columns=None, dtype=float32):
+    return wrap(backend.xp().eye(num_rows, num_columns, dtype=as_dtype(dtype)))
+
+
+def range(start, limit=None, delta=1, dtype=None):  # noqa: A001 - TensorFlow's name
+    """Like Python's range: ``fw.range(5)`` or ``fw.range(1.0, 2.0, 0.25)``."""
+    if limit is None:
+        start, limit = 0, start
+    if dtype is None:
+        floats = any(isinstance(v, float) for v in (start, limit, delta))
+        dtype = float32 if floats else int32
+    return wrap(backend.xp().arange(start, limit, delta, dtype=as_dtype(dtype)))

@@ -1,0 +1,61 @@
+"""``fw.custom_gradient``: a function that supplies its own gradient, TensorFlow's form.
+
+The decorated function returns ``(y, grad_fn)``. Its body runs with the user's tapes paused, and
+one record stands for the whole call; the backward pass calls ``grad_fn(dy)``, which returns one
+gradient per input. If the body reads trainable variables, ``grad_fn`` must accept
+``variables=`` and return ``(input_grads, variable_grads)``, as in TensorFlow.
+"""
+import functools
+
+from . import nest
+from .context import state
+from .primitive import Primitive, record
+from .tape import GradientTape
+from .tensor import Tensor, convert_to_tensor
+
+
+def custom_gradient(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        inputs = [convert_to_tensor(a) for a in args]
+        outer, state.recording = state.recording, []
+        try:
+            with GradientTape() as spy:  # only to learn which variables the body reads
+                y, grad_fn = f(*inputs)
+        finally:
+            state.recording = outer
+        if not isinstance(y, Tensor):
+            raise TypeError(f"custom_gradient: {f.__name__} must return (tensor, grad_fn), "
+                            f"got a {type(y).__name__} as its first value")
+        variables = list(spy.watched_variables())
+        if state.recording:
+            prim = Primitive(f"custom_gradient({f.__name__})", None,
+                             _CallOnce(grad_fn, len(inputs), variables))
+            record(prim, tuple(inputs) + tuple(variables), y, {})
+        return y
+    return wrapper
+
+
+class _CallOnce:
+    """Per-argument VJPs that share one call of ``grad_fn`` per cotangent."""
+
+    def __init__(self, grad_fn, n_inputs, variables):
+        self._grad_fn, self._n, self._variables = grad_fn, n_inputs, variables
+        self._last = (None, None)
+
+    def __getitem__(self, k):
+        return lambda g, out, *args: self._grads(g)[k]
+
+    def _grads(self, g):
+        if self._last[0] is not g:
+            if self._variables:
+                dx, dvars = self._grad_fn(g, variables=self._variables)
+                grads = nest.flatten(dx) + list(dvars)
+            else:
+                grads = nest.flatten(self._grad_fn(g))
+            expected = self._n + len(self._variables)
+            if len(grads) != expected:
+                raise ValueError(f"custom_gradient: grad_fn returned {len(grads)} gradients for "
+                                 f"{self._n} inputs and {len(self._variables)} variables")
+            self._last = (g, [None if d is None else convert_to_tensor(d) for d in grads])
+        return self._last[1]

@@ -1,0 +1,53 @@
+"""Every op of the framework, and the Python operators of ``Tensor`` that call them."""
+from ..tensor import Tensor
+from .linalg import einsum, matmul
+from .math import (abs, add, cast, cos, divide, equal, erf, exp, greater, greater_equal,
+                   identity, less, less_equal, log, logical_and, logical_not, logical_or,
+                   maximum, minimum, multiply, negative, not_equal, pow, sigmoid, sign, sin,
+                   sqrt, square, stop_gradient, subtract, tanh)
+from .reduce import reduce_max, reduce_mean, reduce_min, reduce_sum
+from .shape import (argmax, argmin, broadcast_to, concat, expand_dims, gather, getitem,
+                    one_hot, reshape, squeeze, stack, transpose, where)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max):
+    """``t`` limited to [min, max]; the gradient flows where ``t`` lies inside the range."""
+    return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+def _method(op):
+    return lambda self, other: op(self, other)
+
+
+def _reflected(op):
+    return lambda self, other: op(other, self)
+
+
+def _install_operators():
+    """Give ``Tensor`` its arithmetic, comparison and indexing operators."""
+    binary = {"add": add, "sub": subtract, "mul": multiply, "truediv": divide, "pow": pow,
+              "matmul": matmul}
+    for name, op in binary.items():
+        setattr(Tensor, f"__{name}__", _method(op))
+        setattr(Tensor, f"__r{name}__", _reflected(op))
+    compare = {"eq": equal, "ne": not_equal, "lt": less, "le": less_equal, "gt": greater,
+               "ge": greater_equal}
+    compare.update({"getitem": getitem, "and": logical_and, "or": logical_or})
+    for name, op in compare.items():
+        setattr(Tensor, f"__{name}__", _method(op))
+    Tensor.__neg__ = lambda self: negative(self)
+    Tensor.__abs__ = lambda self: abs(self)
+    Tensor.__pos__ = lambda self: identity(self)
+    Tensor.__invert__ = lambda self: logical_not(self)
+
+
+_install_operators()
+
+__all__ = [
+    "abs", "add", "argmax", "argmin", "broadcast_to", "cast", "clip_by_value", "concat", "cos",
+    "divide", "einsum", "equal", "erf", "exp", "expand_dims", "gather", "getitem", "greater",
+    "greater_equal", "identity", "less", "less_equal", "log", "logical_and", "logical_not",
+    "logical_or", "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "one_hot",
+    "pow", "reduce_max", "reduce_mean", "reduce_min", "reduce_sum", "reshape", "sigmoid", "sign",
+    "sin", "sqrt", "square", "squeeze", "stack", "stop_gradient", "subtract", "tanh",
+    "transpose", "where"]

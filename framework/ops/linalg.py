@@ -1,0 +1,122 @@
+"""Matrix products: ``matmul`` (cuBLAS on the GPU, BLAS on the host) and ``einsum``."""
+import string
+
+
+from .. import backend
+from ..primitive import primitive
+from ..tensor import convert_to_tensor
+from .shape import expand_dims
+
+
+def _t(x, flag):
+    return x.swapaxes(-1, -2) if flag else x
+
+
+def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
+    if a.ndim == 1 and b.ndim == 1:  # inner product
+        return expand_dims(g, -1) * b
+    if a.ndim == 1:  # (k) @ (k, p): the cotangent of a vector operand
+        return matmul(g, b, transpose_b=not transpose_b)
+    if b.ndim == 1:  # (m, k) @ (k): outer product of g and b
+        ga = expand_dims(g, -1) * b
+        return _swap_last(ga) if transpose_a else ga
+    if not transpose_a:
+        return matmul(g, b, transpose_b=not transpose_b)
+    return matmul(b, g, transpose_a=transpose_b, transpose_b=True)
+
+
+def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
+    if b.ndim == 1:  # (m, k) @ (k): g @ a, or with a vector a the product g * a
+        if a.ndim == 1:
+            return expand_dims(g, -1) * a
+        return matmul(g, a, transpose_b=transpose_a)
+    if a.ndim == 1:  # (k) @ (k, p): outer product of a and g
+        gb = expand_dims(a, -1) * expand_dims(g, -2)
+        return _swap_last(gb) if transpose_b else gb
+    if not transpose_b:
+        return matmul(a, g, transpose_a=not transpose_a)
+    return matmul(g, a, transpose_a=True, transpose_b=transpose_a)
+
+
+@primitive(_matmul_vjp_a, _matmul_vjp_b, same_dtype=True)
+def _matmul(a, b, transpose_a, transpose_b):
+    return _t(a, transpose_a) @ _t(b, transpose_b)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """The matrix product of the last two axes (batched over leading axes, NumPy's rules)."""
+    a, b = convert_to_tensor(a), convert_to_tensor(b)
+    if (transpose_a and a.ndim < 2) or (transpose_b and b.ndim < 2):
+        raise ValueError(f"matmul: transposing needs rank >= 2, got shapes {a.shape}, {b.shape}")
+    return _matmul(a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+
+
+def _swap_last(x):
+    from .shape import transpose
+    perm = list(range(x.ndim))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return transpose(x, perm)
+
+
+# --- einsum ----------------------------------------------------------------------------------------
+def _parse(equation, shapes):
+    """Explicit subscripts (ellipses spelled out in letters) for each input and the output."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(shapes):
+        raise ValueError(f"einsum: '{equation}' names {len(inputs)} operands, got {len(shapes)}")
+    used = set(equation) - set(".,->")
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_rank = max((len(s) - len(sub.replace("...", "")) for sub, s in zip(inputs, shapes)
+                    if "..." in sub), default=0)
+    ell = "".join(spare[:ell_rank])
+    spelled = []
+    for sub, shape in zip(inputs, shapes):
+        if "..." in sub:
+            k = len(shape) - len(sub.replace("...", ""))
+            sub = sub.replace("...", ell[ell_rank - k:])
+        if len(sub) != len(shape):
+            raise ValueError(f"einsum: subscripts '{sub}' do not fit an operand of shape {shape}")
+        spelled.append(sub)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        letters = "".join(spelled)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    return spelled, out
+
+
+def _einsum_vjp(k, g, out, *operands, equation):
+    subs, out_sub = _parse(equation, [o.shape for o in operands])
+    target = subs[k]
+    if len(set(target)) != len(target):
+        raise ValueError(f"einsum: no gradient for operand {k} with a repeated subscript "
+                         f"('{target}' in '{equation}')")
+    lead = g.ndim - out.ndim
+    lead_sub = "".join(c for c in string.ascii_letters if c not in "".join(subs) + out_sub)[:lead]
+    others = [s for i, s in enumerate(subs) if i != k]
+    present = set(out_sub).union(*others) if others else set(out_sub)
+    reduced = "".join(c for c in target if c in present)
+    eq = ",".join([lead_sub + out_sub] + others) + "->" + lead_sub + reduced
+    grad = einsum(eq, g, *[o for i, o in enumerate(operands) if i != k])
+    if reduced != target:  # letters summed away in the forward come back by broadcasting
+        shape = operands[k].shape
+        kept = tuple(shape[i] if c in present else 1 for i, c in enumerate(target))
+        from .shape import broadcast_to, reshape
+        grad = broadcast_to(reshape(grad, g.shape[:lead] + kept), g.shape[:lead] + shape)
+    return grad
+
+
+@primitive(each_arg=_einsum_vjp)
+def _einsum(*operands, equation):
+    return backend.array_module(operands[0]).einsum(equation, *operands)
+
+
+def einsum(equation, *inputs):
+    """Einstein summation, NumPy's notation (ellipses included)."""
+    inputs = [convert_to_tensor(x) for x in inputs]
+    subs, out = _parse(equation, [x.shape for x in inputs])
+    return _einsum(*inputs, equation=",".join(subs) + "->" + out)
+
+

@@ -1,0 +1,371 @@
+"""``GradientTape``: records ops on tensors it watches and differentiates them in reverse.
+
+A tape is a list of records ``(primitive, inputs, output, params)`` in execution order, plus the
+set of ids of the tensors it tracks (watched tensors, accessed trainable variables and the outputs
+of recorded ops). Records hold their tensors, so those ids stay valid while the records live; no
+tensor points back at a tape, so graphs are freed by reference counting alone.
+
+``gradient`` scans the records forward once to find those that depend on the sources, then walks
+just those backwards (execution order is already a topological order: no recursion, no sort),
+adding up cotangents per tensor id. A non-persistent tape drops each record once passed, so
+memory falls during the backward pass.
+"""
+import enum
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import nest
+from .context import state
+from .dtypes import is_floating
+from .tensor import Tensor, Variable, wrap
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` answers for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+    RAISE = "raise"  # beyond TensorFlow: an error that says why each source got no gradient
+
+
+class GradientTape:
+    """Record operations for automatic differentiation, with ``tf.GradientTape``'s semantics."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._recording = False
+        self._used = False
+        self._clear()
+
+    def _clear(self):
+        self._records = []
+        self._tracked = set()
+        self._watched = []  # watched tensors and variables, holding them alive
+        self._versions = {}  # id(variable) -> (variable, its version when first watched)
+        self._escaped = []  # recorded tensors whose value went to NumPy
+
+    # --- recording ------------------------------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("This tape is already recording; a tape cannot be entered twice.")
+        self._push()
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._recording:
+            self._pop()
+
+    def _push(self):
+        state.recording.append(self)
+        self._recording = True
+
+    def _pop(self):
+        state.recording.remove(self)
+        self._recording = False
+
+    @contextmanager
+    def stop_recording(self):
+        """Pause recording on this tape (ops inside are not differentiated through it)."""
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        self._pop()
+        try:
+            yield
+        finally:
+            self._push()
+
+    def reset(self):
+        """Forget everything recorded and watched, as if the context were exited and re-entered."""
+        self._clear()
+
+    def watch(self, tensor):
+        """Track a tensor, a variable, or any nested structure of them."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"watch() takes tensors and variables, got {type(t).__name__}: "
+                                f"{t!r}; convert it with fw.constant first")
+            if not is_floating(t.dtype):
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. float32), "
+                              f"got {t.dtype.name}; its gradient will be None", stacklevel=2)
+                continue
+            if isinstance(t, Variable):
+                self._watch_variable(t)
+            elif id(t) not in self._tracked:
+                self._tracked.add(id(t))
+                self._watched.append(t)
+
+    def _watch_variable(self, variable):
+        if id(variable) not in self._tracked and is_floating(variable.dtype):
+            self._tracked.add(id(variable))
+            self._watched.append(variable)
+            self._versions[id(variable)] = (variable, variable._version)
+
+    def watched_variables(self):
+        """The variables this tape watches, in the order they were created."""
+        return tuple(sorted((v for v in self._watched if isinstance(v, Variable)),
+                            key=lambda v: v._uid))
+
+    # --- differentiation ------------------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(sum of targets)/d(source) for each source, in the structure of ``sources``."""
+        mode = _unconnected_mode(unconnected_gradients)
+        self._begin_differentiation("gradient")
+        targets = _tensors(nest.flatten(target), "target")
+        flat_sources = _tensors(nest.flatten(sources), "source")
+        seeds = _seeds(targets, output_gradients)
+        grads = self._backward(targets, seeds, flat_sources, lead=0, free=not self._persistent)
+        grads = [self._unconnected(g, s, i, targets, mode, s.shape)
+                 for i, (g, s) in enumerate(zip(grads, flat_sources))]
+        return nest.pack_sequence_as(sources, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The full Jacobian of ``target`` for each source: shape ``target.shape + source.shape``.
+
+        With ``experimental_use_pfor`` all rows go through one backward pass whose cotangent has
+        an extra leading axis (chunks of ``parallel_iterations`` rows bound its memory); without
+        it, one backward pass per row.
+        """
+        from . import ops
+        mode = _unconnected_mode(unconnected_gradients)
+        self._begin_differentiation("jacobian")
+        (target,) = _tensors([target], "target")
+        flat_sources = _tensors(nest.flatten(sources), "source")
+        n = int(np.prod(target.shape))
+        eye = _eye_like(target, n)
+        parts = self._rows(target, flat_sources, n, parallel_iterations, experimental_use_pfor,
+                           lambda rows: ops.reshape(eye[rows], (-1,) + target.shape))
+        out = []
+        for i, (chunks, s) in enumerate(zip(parts, flat_sources)):
+            if chunks is None:
+                out.append(self._unconnected(None, s, i, [target], mode, target.shape + s.shape))
+            else:
+                out.append(ops.reshape(_join(chunks), target.shape + s.shape))
+        return nest.pack_sequence_as(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians, ``[b, y..., x...]``, when ``target[i]`` depends on ``source[i]`` only."""
+        from . import ops
+        mode = _unconnected_mode(unconnected_gradients)
+        self._begin_differentiation("batch_jacobian")
+        target, source = _tensors([target, source], "target/source")
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(f"batch_jacobian needs target and source with the same leading "
+                             f"(batch) dimension, got {target.shape} and {source.shape}")
+        b, ny = target.shape[0], int(np.prod(target.shape[1:]))
+        eye = _eye_like(target, ny)
+
+        def seed(rows):  # row j of every example at once: (m, b, y...)
+            block = ops.reshape(eye[rows], (-1, 1) + target.shape[1:])
+            return ops.broadcast_to(block, (block.shape[0],) + target.shape)
+
+        (chunks,) = self._rows(target, [source], ny, parallel_iterations,
+                               experimental_use_pfor, seed)
+        if chunks is None:
+            return self._unconnected(None, source, 0, [target], mode,
+                                     target.shape + source.shape[1:])
+        stacked = ops.transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
+        return ops.reshape(stacked, target.shape + source.shape[1:])
+
+    def _rows(self, target, sources, n, parallel_iterations, use_pfor, seed_for):
+        """Backward passes over the rows of a Jacobian: per source, a list of row blocks."""
+        step = (parallel_iterations or n) if use_pfor else 1
+        starts = list(range(0, n, max(step, 1))) or [0]
+        parts = [[] for _ in sources]
+        for k, start in enumerate(starts):
+            rows = slice(start, min(start + step, n))
+            seed = seed_for(rows)
+            last = k == len(starts) - 1
+            grads = self._backward([target], [seed], sources, lead=1,
+                                   free=last and not self._persistent)
+            for part, g in zip(parts, grads):
+                part.append(g)
+        return [None if any(g is None for g in part) else part for part in parts]
+
+    def _begin_differentiation(self, what):
+        if self._used:
+            raise RuntimeError(
+                f"A non-persistent GradientTape can only be used to compute one set of gradients "
+                f"(or jacobians); this {what}() call is the second. Create the tape with "
+                f"GradientTape(persistent=True) to differentiate several times.")
+        if self._recording:
+            if not self._persistent:
+                self._pop()
+            else:
+                warnings.warn(
+                    "Calling GradientTape.gradient on a persistent tape inside its context is "
+                    "significantly less efficient than calling it outside the context (it causes "
+                    "the gradient ops to be recorded on the tape, leading to increased CPU and "
+                    "memory usage). Only call GradientTape.gradient inside the context if you "
+                    "actually want to trace the gradient in order to compute higher order "
+                    "derivatives.", stacklevel=3)
+        if not self._persistent:
+            self._used = True
+
+    def _backward(self, targets, seeds, sources, lead, free):
+        """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``."""
+        from .ops import add
+        records, tracked = self._records, self._tracked
+        source_ids = {id(s) for s in sources if id(s) in tracked}
+        reach, relevant = set(source_ids), []
+        for i, (_, args, out, _) in enumerate(records):
+            for a in args:
+                if id(a) in reach:
+                    reach.add(id(out))
+                    relevant.append(i)
+                    break
+        self._check_versions(relevant)
+        grads = {}
+        for t, seed in zip(targets, seeds):
+            if id(t) in reach:
+                prev = grads.get(id(t))
+                grads[id(t)] = seed if prev is None else add(prev, seed)
+        for i in reversed(relevant):
+            prim, args, out, params = records[i]
+            if free:
+                records[i] = None
+            key = id(out)
+            g = grads.get(key) if key in source_ids else grads.pop(key, None)
+            if g is None:
+                continue
+            for k, a in enumerate(args):
+                vjp = prim.vjps[k]
+                if vjp is None or id(a) not in reach:
+                    continue
+                ga = vjp(g, out, *args, **params)
+                if ga is None:
+                    continue
+                if ga._value.shape[lead:] != a._value.shape:
+                    ga = sum_to_shape(ga, a._value.shape, lead)
+                prev = grads.get(id(a))
+                grads[id(a)] = ga if prev is None else add(prev, ga)
+        if free:
+            self._clear()
+        return [grads.get(id(s)) for s in sources]
+
+    def _check_versions(self, relevant):
+        """Refuse to differentiate through a variable updated after the tape read it."""
+        stale = {k for k, (var, version) in self._versions.items() if var._version != version}
+        if not stale:
+            return
+        for i in relevant:
+            for a in self._records[i][1]:
+                if id(a) in stale:
+                    raise RuntimeError(
+                        f"variable '{a.name}' was modified (assign or apply_gradients) after the "
+                        f"tape used it, so the recorded computation no longer matches its value. "
+                        f"Compute every gradient you need before applying any update.")
+
+    def _unconnected(self, grad, source, index, targets, mode, shape):
+        if grad is not None:
+            return grad
+        if mode is UnconnectedGradients.ZERO:
+            return wrap(_zeros_like(source._value, shape))
+        if mode is UnconnectedGradients.RAISE:
+            raise ValueError(f"source {index} ({_describe(source)}) gets no gradient: "
+                             f"{self._why_unconnected(source, targets)}")
+        return None
+
+    def _why_unconnected(self, source, targets):
+        if not is_floating(source.dtype):
+            return (f"its dtype is {source.dtype.name}; only floating tensors are "
+                    f"differentiable (fw.cast it to float32 before the computation)")
+        if id(source) not in self._tracked:
+            if isinstance(source, Variable) and not source.trainable:
+                return "it is a non-trainable variable, which the tape does not watch on access"
+            return ("the tape never watched it: call tape.watch() on it inside the tape, or use "
+                    "a trainable fw.Variable (and watch_accessed_variables=True)")
+        reach = {id(source)}
+        for _, args, out, _ in self._records:
+            if any(id(a) in reach for a in args):
+                reach.add(id(out))
+        escaped = [t for t in self._escaped if id(t) in reach]
+        if escaped:
+            return (f"the target depends on it only through a value that left the tape via "
+                    f".numpy()/NumPy/float() ({_describe(escaped[0])}); keep the computation in "
+                    f"framework ops")
+        return "the target does not depend on it (no recorded op connects them)"
+
+
+def sum_to_shape(g, shape, lead=0):
+    """Sum a broadcast cotangent back to an input's ``shape`` (keeping ``lead`` batch axes)."""
+    from .ops import reduce_sum, reshape
+    gshape = g._value.shape
+    extra = len(gshape) - lead - len(shape)
+    axes = list(range(lead, lead + extra))
+    axes += [lead + extra + i for i, d in enumerate(shape) if d == 1 and gshape[lead + extra + i] != 1]
+    if axes:
+        g = reduce_sum(g, axis=tuple(axes))
+    return reshape(g, tuple(gshape[:lead]) + tuple(shape))
+
+
+def _unconnected_mode(value):
+    try:
+        return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients)
+                                    else str(value).lower())
+    except ValueError:
+        raise ValueError(f"unconnected_gradients must be 'none', 'zero' or 'raise', "
+                         f"got {value!r}") from None
+
+
+def _tensors(items, what):
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what} {i} is a {type(t).__name__}, not a tensor or variable: "
+                            f"{t!r:.80}")
+    return items
+
+
+def _seeds(targets, output_gradients):
+    """The cotangents the backward pass starts from: ones, or the user's output_gradients."""
+    if output_gradients is None:
+        return [wrap(_ones_like(t._value)) for t in targets]
+    given = nest.flatten(output_gradients)
+    if len(given) != len(targets):
+        raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
+    seeds = []
+    for i, (t, g) in enumerate(zip(targets, given)):
+        if g is None:
+            seeds.append(wrap(_ones_like(t._value)))
+            continue
+        g = g if isinstance(g, Tensor) else wrap(_array_like(t._value, g))
+        if g.shape != t.shape:
+            raise ValueError(f"output_gradients[{i}] has shape {g.shape}, but target {i} has "
+                             f"shape {t.shape}")
+        seeds.append(g)
+    return seeds
+
+
+def _describe(t):
+    kind = f"variable '{t.name}'" if isinstance(t, Variable) else "tensor"
+    return f"{kind} of shape {t.shape} and dtype {t.dtype.name}"
+
+
+def _xp(value):
+    from .backend import array_module
+    return array_module(value)
+
+
+def _ones_like(value):
+    return _xp(value).ones(value.shape, dtype=value.dtype)
+
+
+def _zeros_like(value, shape):
+    return _xp(value).zeros(shape, dtype=value.dtype)
+
+
+def _array_like(value, data):
+    return _xp(value).asarray(data, dtype=value.dtype)
+
+
+def _eye_like(target, n):
+    return wrap(_xp(target._value).eye(n, dtype=target.dtype))
+
+
+def _join(chunks):
+    from .ops import concat
+    return chunks[0] if len(chunks) == 1 else concat(chunks, axis=0)

@@ -1,0 +1,228 @@
+"""Tensors and variables: thin wrappers around one NumPy or CuPy array.
+
+A ``Tensor`` is immutable and holds nothing but its array (``__slots__``), so wrapping the result
+of an op costs one small allocation. A ``Variable`` is a ``Tensor`` whose array is updated in
+place by ``assign`` and the optimizers; each update bumps a version number, which is how the tape
+notices a variable that changed between the forward pass and ``gradient`` (TensorFlow reads a
+snapshot there; we refuse to give a silently wrong gradient instead).
+
+The arithmetic operators are installed by ``framework.ops`` once the ops exist.
+"""
+import itertools
+
+import numpy as np
+
+from . import backend
+from .context import note_escape, state
+from .dtypes import as_dtype, default_dtype
+
+
+class Tensor:
+    """An immutable n-dimensional array that the tape can differentiate through."""
+
+    __slots__ = ("_value",)
+    __array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators
+    _trainable = False  # only trainable Variables are watched on access
+
+    def __init__(self, value, dtype=None):
+        self._value = _to_array(value, as_dtype(dtype))
+
+    # --- what a user reads -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def device(self):
+        """``"cpu"`` or ``"gpu"``: where the array lives."""
+        return backend.device_of(self._value)
+
+    def numpy(self):
+        """A host NumPy array holding a copy of the value (never a view the tape depends on)."""
+        _note_escape(self)
+        return np.array(backend.to_host(self._value), copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        _note_escape(self)
+        host = backend.to_host(self._value)
+        return np.asarray(host, dtype=dtype)
+
+    def __len__(self):
+        if not self._value.ndim:
+            raise TypeError("len() of a scalar tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __float__(self):
+        _note_escape(self)
+        return float(self._value)
+
+    def __int__(self):
+        _note_escape(self)
+        return int(self._value)
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self._value)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __hash__(self):
+        # ``==`` is elementwise (as in TensorFlow); identity is what a dict of tensors needs.
+        return object.__hash__(self)
+
+    def ref(self):
+        """A hashable reference, TensorFlow's spelling; tensors hash by identity already."""
+        return self
+
+    def __repr__(self):
+        body = str(backend.to_host(self._value))
+        return f"Tensor({body}, shape={self.shape}, dtype={self.dtype.name})"
+
+    __str__ = __repr__
+
+
+class Variable(Tensor):
+    """A mutable tensor: model weights, optimizer slots, counters.
+
+    ``trainable`` variables read inside a recording tape are watched automatically.
+    """
+
+    __slots__ = ("_trainable", "name", "_version", "_uid", "__weakref__")
+    _next_uid = itertools.count()
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = _to_array(initial_value, as_dtype(dtype))
+        self._value = value.copy() if hasattr(value, "copy") else value
+        if not hasattr(self._value, "shape") or isinstance(self._value, np.generic):
+            self._value = np.asarray(self._value).copy()
+        self._trainable = bool(trainable)
+        self.name = name or "Variable"
+        self._version = 0
+        self._uid = next(Variable._next_uid)
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    def assign(self, value):
+        """Write ``value`` into the variable in place (same shape; cast to its dtype)."""
+        new = value._value if isinstance(value, Tensor) else value
+        shape = tuple(getattr(new, "shape", None) or np.shape(new))
+        if shape != self.shape:
+            raise ValueError(
+                f"cannot assign a value of shape {shape} to variable '{self.name}' "
+                f"of shape {self.shape}")
+        if backend.is_device_array(new) != backend.is_device_array(self._value) \
+                and hasattr(new, "shape") and not isinstance(new, np.generic):
+            raise ValueError(f"cannot assign a {backend.device_of(new)} value to variable "
+                             f"'{self.name}' on {self.device}; move it with fw.to_device first")
+        self._value[...] = new
+        self._version += 1
+        return self
+
+    def assign_add(self, delta):
+        return self.assign(self._value + _raw(delta, self.dtype))
+
+    def assign_sub(self, delta):
+        return self.assign(self._value - _raw(delta, self.dtype))
+
+    def to_device(self, device):
+        """Move this variable's storage to ``"cpu"`` or ``"gpu"`` in place."""
+        self._value = backend.to_device(self._value, device)
+        self._version += 1
+        return self
+
+    def read_value(self):
+        """A tensor holding a snapshot of the current value."""
+        from .ops import identity
+        return identity(self)
+
+    def __repr__(self):
+        body = repr(backend.to_host(self._value))
+        return f"<Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={body}>"
+
+    __str__ = __repr__
+
+
+def _raw(value, dtype):
+    return value._value if isinstance(value, Tensor) else np.asarray(value, dtype=dtype)
+
+
+def _to_array(value, dtype):
+    """The array behind ``value``, on the current backend, with TensorFlow's dtype rules."""
+    if isinstance(value, Tensor):
+        raw = value._value
+        if dtype is not None and raw.dtype != dtype:
+            raise TypeError(f"expected a tensor of dtype {dtype.name}, got {raw.dtype.name}; "
+                            f"use fw.cast to convert")
+        return raw
+    if backend.is_device_array(value):
+        return value if dtype is None else value.astype(dtype, copy=False)
+    if dtype is None and not isinstance(value, (np.ndarray, np.generic)):
+        dtype = default_dtype(value)
+    if dtype is not None and dtype.kind in "iub" and _has_float(value):
+        raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name}")
+    return backend.to_backend(np.asarray(value, dtype=dtype))
+
+
+def _has_float(value):
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+_new = object.__new__
+
+
+def wrap(array):
+    """Wrap a raw array produced by an op, skipping every check (the op's hot path)."""
+    t = _new(Tensor)
+    t._value = array
+    return t
+
+
+def convert_to_tensor(value, dtype=None):
+    """``value`` as a Tensor: tensors pass through, everything else is converted."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != as_dtype(dtype):
+            raise TypeError(f"tensor of dtype {value.dtype.name} where {as_dtype(dtype).name} "
+                            f"was expected; use fw.cast to convert")
+        return value
+    return wrap(_to_array(value, as_dtype(dtype)))
+
+
+def constant(value, dtype=None, shape=None):
+    """An immutable tensor from a Python value or array (a copy, as in TensorFlow)."""
+    t = convert_to_tensor(value, dtype)
+    raw = t._value
+    if shape is not None:
+        raw = backend.array_module(raw).broadcast_to(raw, tuple(shape))
+    return wrap(raw.copy())
+
+
+def _note_escape(tensor):
+    """Tell the recording tapes that a value left for NumPy (used to explain a None gradient)."""
+    if state.recording:
+        note_escape(tensor)

@@ -91,7 +91,8 @@ def erf(value):
         from cupyx.scipy.special import erf as cupy_erf
         return cupy_erf(value)
     flat = np.frompyfunc(math.erf, 1, 1)(value)
-    return np.asarray(flat, dtype=np.result_type(value, np.float32))
+    value = np.asarray(value)  # floats keep their dtype (float16 too); integers give float32
+    return np.asarray(flat, dtype=value.dtype if value.dtype.kind == "f" else np.float32)
 
 
 if os.environ.get("FRAMEWORK_BACKEND"):

@@ -19,3 +19,9 @@ def note_escape(tensor):
     for tape in state.recording:
         if id(tensor) in tape._tracked:
             tape._escaped.append(tensor)
+
+
+def note_assign(variable):
+    """Tell the recording tapes that a variable changed (harmless until an op recorded it)."""
+    for tape in state.recording:
+        tape._note_assign(variable)

@@ -6,12 +6,13 @@ gradient per input. If the body reads trainable variables, ``grad_fn`` must acce
 ``variables=`` and return ``(input_grads, variable_grads)``, as in TensorFlow.
 """
 import functools
+import inspect
 
 from . import nest
 from .context import state
 from .primitive import Primitive, record
 from .tape import GradientTape
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, wrap
 
 
 def custom_gradient(f):
@@ -27,13 +28,27 @@ def custom_gradient(f):
         if not isinstance(y, Tensor):
             raise TypeError(f"custom_gradient: {f.__name__} must return (tensor, grad_fn), "
                             f"got a {type(y).__name__} as its first value")
-        variables = list(spy.watched_variables())
+        if any(y is x for x in inputs):  # a new tensor, as TensorFlow's identity on the outputs:
+            y = wrap(y._value)           # the record must not make an input its own output
+        variables = [v for v in spy.watched_variables() if all(v is not x for x in inputs)]
+        if variables and not _takes_variables(grad_fn):
+            raise TypeError(f"custom_gradient: {f.__name__} reads the variables "
+                            f"{[v.name for v in variables]}, so its grad_fn must accept a keyword "
+                            f"argument 'variables' and return (input_grads, variable_grads)")
         if state.recording:
-            prim = Primitive(f"custom_gradient({f.__name__})", None,
+            prim = Primitive(f"custom_gradient({f.__name__})",
                              _CallOnce(grad_fn, len(inputs), variables))
             record(prim, tuple(inputs) + tuple(variables), y, {})
         return y
     return wrapper
+
+
+def _takes_variables(grad_fn):
+    try:
+        params = inspect.signature(grad_fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: let the call itself decide
+        return True
+    return any(p.name == "variables" or p.kind is p.VAR_KEYWORD for p in params)
 
 
 class _CallOnce:
@@ -44,9 +59,9 @@ class _CallOnce:
         self._last = (None, None)
 
     def __getitem__(self, k):
-        return lambda g, out, *args: self._grads(g)[k]
+        return lambda g, out, *args: self._grads(g, args)[k]
 
-    def _grads(self, g):
+    def _grads(self, g, args):
         if self._last[0] is not g:
             if self._variables:
                 dx, dvars = self._grad_fn(g, variables=self._variables)
@@ -57,5 +72,7 @@ class _CallOnce:
             if len(grads) != expected:
                 raise ValueError(f"custom_gradient: grad_fn returned {len(grads)} gradients for "
                                  f"{self._n} inputs and {len(self._variables)} variables")
-            self._last = (g, [None if d is None else convert_to_tensor(d) for d in grads])
+            # Python numbers and arrays take their argument's dtype (2.0 for a float64 input)
+            self._last = (g, [d if d is None or isinstance(d, Tensor) else
+                              convert_to_tensor(d, a.dtype) for d, a in zip(grads, args)])
         return self._last[1]

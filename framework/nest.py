@@ -21,21 +21,33 @@ def flatten(structure):
 
 
 def pack_sequence_as(structure, flat):
-    """Rebuild ``structure``'s shape with the leaves taken in order from ``flat``."""
-    leaves = iter(flat)
+    """Rebuild ``structure``'s shape with the leaves taken in order from ``flat``.
 
-    def build(item):
+    Iterative, like ``flatten``, and without a self-referencing closure: a recursive inner
+    function is a reference cycle that would keep the gradients alive until the next GC pass.
+    """
+    items, children, stack = [], [], [(structure, None)]
+    while stack:  # pre-order, the order in which flatten reads the leaves
+        item, parent = stack.pop()
+        if parent is not None:
+            children[parent].append(len(items))
+        index = len(items)
+        items.append(item)
+        children.append([])
         if isinstance(item, dict):
-            built = {k: build(item[k]) for k in sorted(item)}
-            return type(item)((k, built[k]) for k in item)
-        if isinstance(item, (list, tuple)):
-            parts = [build(x) for x in item]
-            if hasattr(item, "_fields"):  # namedtuple
-                return type(item)(*parts)
-            return type(item)(parts)
-        return next(leaves)
-
-    return build(structure)
+            stack.extend((item[k], index) for k in reversed(sorted(item)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((x, index) for x in reversed(item))
+    leaves = iter(flat)
+    built = [None if is_nested(item) else next(leaves) for item in items]
+    for i in reversed(range(len(items))):  # children before their parents
+        item, parts = items[i], [built[c] for c in children[i]]
+        if isinstance(item, dict):
+            by_key = dict(zip(sorted(item), parts))
+            built[i] = type(item)((k, by_key[k]) for k in item)
+        elif isinstance(item, (list, tuple)):
+            built[i] = type(item)(*parts) if hasattr(item, "_fields") else type(item)(parts)
+    return built[0]
 
 
 def is_nested(structure):

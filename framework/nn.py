@@ -45,14 +45,22 @@ def _log_softmax(x, axis):
     return _log_softmax_raw(x, axis)
 
 
+def _from_end(axis, logits):
+    """``axis`` counted from the end, so the VJPs stay right under a cotangent's leading axes."""
+    ndim = convert_to_tensor(logits).ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of range for logits of rank {ndim}")
+    return axis % ndim - ndim
+
+
 def softmax(logits, axis=-1):
     """exp(logits) normalised along ``axis``, computed without overflow."""
-    return _softmax(logits, axis=axis)
+    return _softmax(logits, axis=_from_end(axis, logits))
 
 
 def log_softmax(logits, axis=-1):
     """log(softmax(logits)), computed without overflow or log(0)."""
-    return _log_softmax(logits, axis=axis)
+    return _log_softmax(logits, axis=_from_end(axis, logits))
 
 
 @primitive(lambda g, out, x: g * sigmoid(x))
@@ -91,6 +99,13 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
                          f"{labels.shape} do not match logits of shape {logits.shape} "
                          f"(expected labels of shape {logits.shape[:-1]})")
+    raw, depth = labels._value, logits.shape[-1]
+    if not backend.is_device_array(raw) and raw.size and (raw.min() < 0 or raw.max() >= depth):
+        # TensorFlow's CPU kernel refuses these too (a -1 would silently pick the last class);
+        # on the GPU the check is skipped, as in TensorFlow, to keep the step free of syncs.
+        bad = raw[(raw < 0) | (raw >= depth)].flat[0]
+        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
+                         f"{bad} which is outside the valid range of [0, {depth})")
     return _sparse_xent(labels, logits)
 
 

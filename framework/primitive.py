@@ -12,57 +12,114 @@ A VJP may receive a cotangent with extra leading axes (``jacobian`` stacks all r
 and must let them broadcast through; it never reduces broadcasting itself: the tape does that
 in one place (``framework.tape.sum_to_shape``).
 """
+import inspect
+import itertools
 from functools import partial
 
 from . import backend
 from .context import state
-from .tensor import Tensor, convert_to_tensor, wrap
+from .tensor import Tensor, convert_to_tensor, scalar_like
 
 
 class Primitive:
-    """One differentiable operation; calling it runs the op and records it where needed."""
+    """What the tape keeps of an op: its name and its VJP table (None: not differentiable)."""
 
-    __slots__ = ("name", "forward", "vjps", "same_dtype")
+    __slots__ = ("name", "vjps")
 
-    def __init__(self, name, forward, vjps=None, same_dtype=False):
+    def __init__(self, name, vjps):
         self.name = name
-        self.forward = forward
-        self.vjps = vjps  # None: not differentiable, never recorded
-        self.same_dtype = same_dtype
-
-    def __call__(self, *args, **params):
-        try:
-            values = [a._value for a in args]
-        except AttributeError:
-            args = _convert_args(self.name, args)
-            values = [a._value for a in args]
-        if self.same_dtype and values[0].dtype != values[1].dtype:
-            raise TypeError(
-                f"{self.name}: both operands must have the same dtype, got "
-                f"{values[0].dtype.name} and {values[1].dtype.name}; use fw.cast to convert")
-        try:
-            out = wrap(self.forward(*values, **params))
-        except Exception as e:
-            raise _op_error(self.name, args, e) from e
-        if state.recording and self.vjps is not None:
-            record(self, args, out, params)
-        return out
+        self.vjps = vjps
 
     def __repr__(self):
         return f"<primitive {self.name}>"
 
 
-def primitive(*vjps, each_arg=None, same_dtype=False):
-    """Declare a primitive from its forward (decorated) and one VJP per argument.
+def define(name, forward, *vjps, each_arg=None, same_dtype=False):
+    """The public op for ``forward`` (on raw arrays) with one VJP per argument.
 
     A variadic primitive (``concat``, ``einsum``) gives instead ``each_arg``: one VJP that also
-    takes the argument's position as its first parameter.
+    takes the argument's position as its first parameter. ``same_dtype`` refuses mixed operand
+    dtypes, as TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure,
+    specialised for one and two arguments: a call costs a few attribute reads beyond the maths.
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
+    prim = Primitive(name, table)
+    differentiable = table is not None
 
+    def unary(x, **params):
+        try:
+            value = x._value
+        except AttributeError:
+            (x,) = _convert_args(name, (x,))
+            value = x._value
+        try:
+            out = forward(value, **params) if params else forward(value)
+        except Exception as e:
+            raise _op_error(name, (x,), e) from e
+        t = _new(Tensor)
+        t._value = out
+        if state.recording and differentiable:
+            record(prim, (x,), t, params)
+        return t
+
+    def binary(x, y, **params):
+        if x.__class__ is not Tensor or y.__class__ is not Tensor:
+            x, y = _operands(name, x, y)
+        xv, yv = x._value, y._value
+        if same_dtype and xv.dtype is not yv.dtype and xv.dtype != yv.dtype:
+            raise TypeError(f"{name}: both operands must have the same dtype, got "
+                            f"{xv.dtype.name} and {yv.dtype.name}; use fw.cast to convert")
+        try:
+            out = forward(xv, yv, **params) if params else forward(xv, yv)
+        except Exception as e:
+            raise _op_error(name, (x, y), e) from e
+        t = _new(Tensor)
+        t._value = out
+        if state.recording and differentiable:
+            record(prim, (x, y), t, params)
+        return t
+
+    def variadic(*args, **params):
+        if not all(isinstance(a, Tensor) for a in args):
+            args = _convert_args(name, args)
+        try:
+            out = forward(*[a._value for a in args], **params)
+        except Exception as e:
+            raise _op_error(name, args, e) from e
+        t = _new(Tensor)
+        t._value = out
+        if state.recording and differentiable:
+            record(prim, tuple(args), t, params)
+        return t
+
+    arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
+    op = unary if arity == 1 else binary if arity == 2 else variadic
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = forward.__doc__
+    op.primitive = prim
+    return op
+
+
+def primitive(*vjps, each_arg=None, same_dtype=False):
+    """Decorator form of ``define``: the decorated function is the forward."""
     def declare(forward):
-        return Primitive(forward.__name__.strip("_"), forward, table, same_dtype)
+        return define(forward.__name__.strip("_"), forward, *vjps, each_arg=each_arg,
+                      same_dtype=same_dtype)
     return declare
+
+
+def _arity(forward):
+    """How many positional array arguments a forward takes (None: any number)."""
+    if hasattr(forward, "nin"):  # a ufunc
+        return forward.nin
+    params = inspect.signature(forward).parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+_new = object.__new__
+_NO_PARAMS = {}  # shared by every record of an op without parameters (never mutated)
 
 
 class _EachArg:
@@ -76,36 +133,62 @@ class _EachArg:
     def __getitem__(self, k):
         return partial(self._vjp, k)
 
+    def __iter__(self):  # zip(args, table) pairs each argument with its VJP
+        return map(self.__getitem__, itertools.count())
+
 
 def record(prim, args, out, params):
-    """Append the op to every recording tape that watches one of its inputs."""
+    """Append the op to every recording tape that tracks one of its inputs.
+
+    A trainable variable among the inputs is watched on the way (``watch_accessed_variables``).
+    """
     for tape in state.recording:
         tracked = tape._tracked
-        if tape._watch_accessed:
-            for a in args:
-                if a._trainable and id(a) not in tracked:
-                    tape._watch_variable(a)
+        hit = False
         for a in args:
             if id(a) in tracked:
-                tape._records.append((prim, args, out, params))
-                tracked.add(id(out))
-                break
+                hit = True
+            elif a._trainable and tape._watch_accessed:
+                hit = tape._watch_variable(a) or hit
+        if hit:
+            tape._records.append((prim, args, out, params or _NO_PARAMS))
+            tracked.add(id(out))
+
+
+def _operands(name, x, y):
+    """Both operands of a binary op as tensors; a Python number takes the other's dtype."""
+    try:
+        if y.__class__ in _NUMBERS and isinstance(x, Tensor):
+            return x, scalar_like(y, x._value.dtype)
+        if isinstance(x, Tensor) and isinstance(y, Tensor):
+            return x, y  # variables
+        if x.__class__ in _NUMBERS and isinstance(y, Tensor):
+            return scalar_like(x, y._value.dtype), y
+    except TypeError as e:  # 2.5 for an integer tensor: say which op refused it
+        raise TypeError(f"{name}: {e}") from None
+    return _convert_args(name, (x, y))
+
+
+_NUMBERS = (int, float, bool)
 
 
 def _convert_args(name, args):
-    """Tensors pass through; other values take the dtype of the first tensor argument."""
+    """Tensors pass through; Python values take the dtype of the first tensor argument."""
     like = next((a.dtype for a in args if isinstance(a, Tensor)), None)
     try:
-        return [a if isinstance(a, Tensor) else convert_to_tensor(a, _dtype_for(a, like))
-                for a in args]
+        return [a if isinstance(a, Tensor) else _convert(a, like) for a in args]
     except TypeError as e:
         raise TypeError(f"{name}: {e}") from None
 
 
-def _dtype_for(value, like):
-    if like is None or not isinstance(value, (int, float, bool, list, tuple)):
-        return None
-    return like
+def _convert(value, like):
+    if like is None:
+        return convert_to_tensor(value)
+    if isinstance(value, (int, float, bool)):
+        return scalar_like(value, like)
+    # Lists and NumPy arrays take the tensor's dtype, as TensorFlow converts an op's operands.
+    return convert_to_tensor(value, like if isinstance(value, (list, tuple)) or hasattr(
+        value, "dtype") else None)
 
 
 def _op_error(name, args, error):

@@ -19,6 +19,7 @@ import numpy as np
 from . import nest
 from .context import state
 from .dtypes import is_floating
+from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .tensor import Tensor, Variable, wrap
 
 
@@ -77,7 +78,12 @@ class GradientTape:
             self._push()
 
     def reset(self):
-        """Forget everything recorded and watched, as if the context were exited and re-entered."""
+        """Forget everything recorded and watched, as if the context were exited and re-entered.
+
+        Like TensorFlow, only inside the context: elsewhere ``ValueError("Tape is not recording.")``.
+        """
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
         self._clear()
 
     def watch(self, tensor):
@@ -97,9 +103,20 @@ class GradientTape:
                 self._watched.append(t)
 
     def _watch_variable(self, variable):
-        if id(variable) not in self._tracked and is_floating(variable.dtype):
-            self._tracked.add(id(variable))
-            self._watched.append(variable)
+        """Watch a variable (floating ones only); True when the tape now tracks it."""
+        if id(variable) in self._tracked:
+            return True
+        if not is_floating(variable.dtype):
+            return False
+        self._tracked.add(id(variable))
+        self._watched.append(variable)
+        self._versions[id(variable)] = (variable, variable._version)
+        return True
+
+    def _note_assign(self, variable):
+        """An assign while recording: take a new snapshot unless a recorded op read the old value."""
+        if id(variable) in self._versions and not any(
+                a is variable for record in self._records if record for a in record[1]):
             self._versions[id(variable)] = (variable, variable._version)
 
     def watched_variables(self):
@@ -116,9 +133,10 @@ class GradientTape:
         targets = _tensors(nest.flatten(target), "target")
         flat_sources = _tensors(nest.flatten(sources), "source")
         seeds = _seeds(targets, output_gradients)
-        grads = self._backward(targets, seeds, flat_sources, lead=0, free=not self._persistent)
+        grads = self._backward(targets, seeds, flat_sources, lead=0, free=self._frees(mode))
         grads = [self._unconnected(g, s, i, targets, mode, s.shape)
                  for i, (g, s) in enumerate(zip(grads, flat_sources))]
+        self._release()
         return nest.pack_sequence_as(sources, grads)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -129,7 +147,6 @@ class GradientTape:
         an extra leading axis (chunks of ``parallel_iterations`` rows bound its memory); without
         it, one backward pass per row.
         """
-        from . import ops
         mode = _unconnected_mode(unconnected_gradients)
         self._begin_differentiation("jacobian")
         (target,) = _tensors([target], "target")
@@ -137,19 +154,20 @@ class GradientTape:
         n = int(np.prod(target.shape))
         eye = _eye_like(target, n)
         parts = self._rows(target, flat_sources, n, parallel_iterations, experimental_use_pfor,
-                           lambda rows: ops.reshape(eye[rows], (-1,) + target.shape))
+                           lambda rows: reshape(eye[rows], _count(rows) + target.shape),
+                           self._frees(mode))
         out = []
         for i, (chunks, s) in enumerate(zip(parts, flat_sources)):
             if chunks is None:
                 out.append(self._unconnected(None, s, i, [target], mode, target.shape + s.shape))
             else:
-                out.append(ops.reshape(_join(chunks), target.shape + s.shape))
+                out.append(reshape(_join(chunks), target.shape + s.shape))
+        self._release()
         return nest.pack_sequence_as(sources, out)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobians, ``[b, y..., x...]``, when ``target[i]`` depends on ``source[i]`` only."""
-        from . import ops
         mode = _unconnected_mode(unconnected_gradients)
         self._begin_differentiation("batch_jacobian")
         target, source = _tensors([target, source], "target/source")
@@ -160,18 +178,21 @@ class GradientTape:
         eye = _eye_like(target, ny)
 
         def seed(rows):  # row j of every example at once: (m, b, y...)
-            block = ops.reshape(eye[rows], (-1, 1) + target.shape[1:])
-            return ops.broadcast_to(block, (block.shape[0],) + target.shape)
+            block = reshape(eye[rows], _count(rows) + (1,) + target.shape[1:])
+            return broadcast_to(block, (block.shape[0],) + target.shape)
 
         (chunks,) = self._rows(target, [source], ny, parallel_iterations,
-                               experimental_use_pfor, seed)
+                               experimental_use_pfor, seed, self._frees(mode))
         if chunks is None:
-            return self._unconnected(None, source, 0, [target], mode,
-                                     target.shape + source.shape[1:])
-        stacked = ops.transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
-        return ops.reshape(stacked, target.shape + source.shape[1:])
+            result = self._unconnected(None, source, 0, [target], mode,
+                                       target.shape + source.shape[1:])
+            self._release()
+            return result
+        stacked = transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
+        self._release()
+        return reshape(stacked, target.shape + source.shape[1:])
 
-    def _rows(self, target, sources, n, parallel_iterations, use_pfor, seed_for):
+    def _rows(self, target, sources, n, parallel_iterations, use_pfor, seed_for, free):
         """Backward passes over the rows of a Jacobian: per source, a list of row blocks."""
         step = (parallel_iterations or n) if use_pfor else 1
         starts = list(range(0, n, max(step, 1))) or [0]
@@ -180,11 +201,23 @@ class GradientTape:
             rows = slice(start, min(start + step, n))
             seed = seed_for(rows)
             last = k == len(starts) - 1
-            grads = self._backward([target], [seed], sources, lead=1,
-                                   free=last and not self._persistent)
+            grads = self._backward([target], [seed], sources, lead=1, free=last and free)
             for part, g in zip(parts, grads):
                 part.append(g)
         return [None if any(g is None for g in part) else part for part in parts]
+
+    def _frees(self, mode):
+        """Whether the walk frees the records: on a non-persistent tape, unless a "raise"
+        answer still needs them to say why a source is unconnected (then ``_release`` does)."""
+        return not self._persistent and mode is not UnconnectedGradients.RAISE
+
+    def _release(self):
+        """After a non-persistent tape's one differentiation, drop all but the watched variables
+        (``watched_variables()`` still answers, as in TensorFlow)."""
+        if not self._persistent:
+            variables = [v for v in self._watched if isinstance(v, Variable)]
+            self._clear()
+            self._watched = variables
 
     def _begin_differentiation(self, what):
         if self._used:
@@ -208,44 +241,47 @@ class GradientTape:
 
     def _backward(self, targets, seeds, sources, lead, free):
         """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``."""
-        from .ops import add
         records, tracked = self._records, self._tracked
         source_ids = {id(s) for s in sources if id(s) in tracked}
-        reach, relevant = set(source_ids), []
-        for i, (_, args, out, _) in enumerate(records):
-            for a in args:
-                if id(a) in reach:
-                    reach.add(id(out))
-                    relevant.append(i)
-                    break
+        if all(id(w) in source_ids for w in self._watched):
+            # Everything recorded descends from a watched tensor, so from the sources: no scan.
+            reach, relevant = tracked, range(len(records))
+        else:
+            reach, relevant = set(source_ids), []
+            for i, (_, args, out, _) in enumerate(records):
+                for a in args:
+                    if id(a) in reach:
+                        reach.add(id(out))
+                        relevant.append(i)
+                        break
         self._check_versions(relevant)
         grads = {}
         for t, seed in zip(targets, seeds):
             if id(t) in reach:
                 prev = grads.get(id(t))
                 grads[id(t)] = seed if prev is None else add(prev, seed)
+        get, pop = grads.get, grads.pop
         for i in reversed(relevant):
             prim, args, out, params = records[i]
             if free:
                 records[i] = None
             key = id(out)
-            g = grads.get(key) if key in source_ids else grads.pop(key, None)
+            g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
-            for k, a in enumerate(args):
-                vjp = prim.vjps[k]
+            for a, vjp in zip(args, prim.vjps):
                 if vjp is None or id(a) not in reach:
                     continue
                 ga = vjp(g, out, *args, **params)
                 if ga is None:
                     continue
-                if ga._value.shape[lead:] != a._value.shape:
+                shape = ga._value.shape
+                if (shape[lead:] if lead else shape) != a._value.shape:
                     ga = sum_to_shape(ga, a._value.shape, lead)
-                prev = grads.get(id(a))
-                grads[id(a)] = ga if prev is None else add(prev, ga)
-        if free:
-            self._clear()
-        return [grads.get(id(s)) for s in sources]
+                key = id(a)
+                prev = get(key)
+                grads[key] = ga if prev is None else add(prev, ga)
+        return [get(id(s)) for s in sources]
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
@@ -293,7 +329,6 @@ class GradientTape:
 
 def sum_to_shape(g, shape, lead=0):
     """Sum a broadcast cotangent back to an input's ``shape`` (keeping ``lead`` batch axes)."""
-    from .ops import reduce_sum, reshape
     gshape = g._value.shape
     extra = len(gshape) - lead - len(shape)
     axes = list(range(lead, lead + extra))
@@ -366,6 +401,10 @@ def _eye_like(target, n):
     return wrap(_xp(target._value).eye(n, dtype=target.dtype))
 
 
+def _count(rows):
+    """The number of Jacobian rows in a block, as a shape prefix (explicit: it may be 0)."""
+    return (rows.stop - rows.start,)
+
+
 def _join(chunks):
-    from .ops import concat
     return chunks[0] if len(chunks) == 1 else concat(chunks, axis=0)

@@ -9,18 +9,19 @@ snapshot there; we refuse to give a silently wrong gradient instead).
 The arithmetic operators are installed by ``framework.ops`` once the ops exist.
 """
 import itertools
+import math
 
 import numpy as np
 
 from . import backend
-from .context import note_escape, state
+from .context import note_assign, note_escape, state
 from .dtypes import as_dtype, default_dtype
 
 
 class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_value", "__weakref__")  # weakly referable: tests and caches watch lifetimes
     __array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators
     _trainable = False  # only trainable Variables are watched on access
 
@@ -101,7 +102,7 @@ class Variable(Tensor):
     ``trainable`` variables read inside a recording tape are watched automatically.
     """
 
-    __slots__ = ("_trainable", "name", "_version", "_uid", "__weakref__")
+    __slots__ = ("_trainable", "name", "_version", "_uid")
     _next_uid = itertools.count()
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
@@ -138,6 +139,8 @@ class Variable(Tensor):
                              f"'{self.name}' on {self.device}; move it with fw.to_device first")
         self._value[...] = new
         self._version += 1
+        if state.recording:
+            note_assign(self)
         return self
 
     def assign_add(self, delta):
@@ -211,6 +214,28 @@ def convert_to_tensor(value, dtype=None):
                             f"was expected; use fw.cast to convert")
         return value
     return wrap(_to_array(value, as_dtype(dtype)))
+
+
+_scalars = {}
+
+
+def scalar_like(value, dtype):
+    """A Python number as a tensor of ``dtype``, cached: ``x * 2.0`` costs no conversion.
+
+    The array is a NumPy scalar, which NumPy and CuPy arrays both accept as an operand, so a
+    cached constant serves every backend. Tensors are immutable, so sharing them is safe.
+    """
+    key = (value.__class__, value, dtype)
+    t = _scalars.get(key)
+    if t is None or (not value and math.copysign(1.0, value) < 0):
+        if isinstance(value, float) and dtype.kind in "iub":
+            raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name}")
+        if value != value or (not value and math.copysign(1.0, value) < 0):
+            return wrap(dtype.type(value))  # NaN and -0.0 equal no key / the key of 0.0: no cache
+        if len(_scalars) >= 4096:  # a loop over many distinct literals must not grow it forever
+            _scalars.clear()
+        t = _scalars[key] = wrap(dtype.type(value))
+    return t
 
 
 def constant(value, dtype=None, shape=None):

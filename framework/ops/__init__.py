@@ -15,10 +15,6 @@ def clip_by_value(t, clip_value_min, clip_value_max):
     return minimum(maximum(t, clip_value_min), clip_value_max)
 
 
-def _method(op):
-    return lambda self, other: op(self, other)
-
-
 def _reflected(op):
     return lambda self, other: op(other, self)
 
@@ -28,13 +24,14 @@ def _install_operators():
     binary = {"add": add, "sub": subtract, "mul": multiply, "truediv": divide, "pow": pow,
               "matmul": matmul}
     for name, op in binary.items():
-        setattr(Tensor, f"__{name}__", _method(op))
+        setattr(Tensor, f"__{name}__", op)  # the ops are plain functions: they bind as methods
         setattr(Tensor, f"__r{name}__", _reflected(op))
     compare = {"eq": equal, "ne": not_equal, "lt": less, "le": less_equal, "gt": greater,
                "ge": greater_equal}
-    compare.update({"getitem": getitem, "and": logical_and, "or": logical_or})
+    compare.update({"and": logical_and, "or": logical_or})
     for name, op in compare.items():
-        setattr(Tensor, f"__{name}__", _method(op))
+        setattr(Tensor, f"__{name}__", op)
+    Tensor.__getitem__ = lambda self, key: getitem(self, key)
     Tensor.__neg__ = lambda self: negative(self)
     Tensor.__abs__ = lambda self: abs(self)
     Tensor.__pos__ = lambda self: identity(self)

@@ -4,8 +4,8 @@ import string
 
 from .. import backend
 from ..primitive import primitive
-from ..tensor import convert_to_tensor
-from .shape import expand_dims
+from ..tensor import convert_to_tensor, wrap
+from .shape import _same_dtype, expand_dims
 
 
 def _t(x, flag):
@@ -15,8 +15,8 @@ def _t(x, flag):
 def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
     if a.ndim == 1 and b.ndim == 1:  # inner product
         return expand_dims(g, -1) * b
-    if a.ndim == 1:  # (k) @ (k, p): the cotangent of a vector operand
-        return matmul(g, b, transpose_b=not transpose_b)
+    if a.ndim == 1:  # (k) @ (..., k, p): b @ g as a column, summed over b's batch by the tape
+        return _drop_axis(matmul(b, expand_dims(g, -1), transpose_a=transpose_b), -1)
     if b.ndim == 1:  # (m, k) @ (k): outer product of g and b
         ga = expand_dims(g, -1) * b
         return _swap_last(ga) if transpose_a else ga
@@ -26,10 +26,10 @@ def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
 
 
 def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
-    if b.ndim == 1:  # (m, k) @ (k): g @ a, or with a vector a the product g * a
+    if b.ndim == 1:  # (..., m, k) @ (k): g as a row @ a, or with a vector a the product g * a
         if a.ndim == 1:
             return expand_dims(g, -1) * a
-        return matmul(g, a, transpose_b=transpose_a)
+        return _drop_axis(matmul(expand_dims(g, -2), a, transpose_b=transpose_a), -2)
     if a.ndim == 1:  # (k) @ (k, p): outer product of a and g
         gb = expand_dims(a, -1) * expand_dims(g, -2)
         return _swap_last(gb) if transpose_b else gb
@@ -49,6 +49,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     if (transpose_a and a.ndim < 2) or (transpose_b and b.ndim < 2):
         raise ValueError(f"matmul: transposing needs rank >= 2, got shapes {a.shape}, {b.shape}")
     return _matmul(a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+
+
+def _drop_axis(x, axis):
+    """``x`` without its size-1 axis ``axis`` (-1 or -2)."""
+    from .shape import reshape
+    return reshape(x, x.shape[:axis] + x.shape[axis:][1:])
 
 
 def _swap_last(x):
@@ -88,23 +94,32 @@ def _parse(equation, shapes):
 
 
 def _einsum_vjp(k, g, out, *operands, equation):
+    from .shape import broadcast_to, reshape
     subs, out_sub = _parse(equation, [o.shape for o in operands])
-    target = subs[k]
-    if len(set(target)) != len(target):
-        raise ValueError(f"einsum: no gradient for operand {k} with a repeated subscript "
-                         f"('{target}' in '{equation}')")
+    target, shape = subs[k], operands[k].shape
+    unique = "".join(dict.fromkeys(target))  # a repeated subscript reads a diagonal
+    ushape = tuple(shape[target.index(c)] for c in unique)
     lead = g.ndim - out.ndim
-    lead_sub = "".join(c for c in string.ascii_letters if c not in "".join(subs) + out_sub)[:lead]
+    spare = [c for c in string.ascii_letters if c not in "".join(subs) + out_sub]
+    lead_sub = "".join(spare[:lead])
     others = [s for i, s in enumerate(subs) if i != k]
     present = set(out_sub).union(*others) if others else set(out_sub)
-    reduced = "".join(c for c in target if c in present)
+    reduced = "".join(c for c in unique if c in present)
     eq = ",".join([lead_sub + out_sub] + others) + "->" + lead_sub + reduced
     grad = einsum(eq, g, *[o for i, o in enumerate(operands) if i != k])
-    if reduced != target:  # letters summed away in the forward come back by broadcasting
-        shape = operands[k].shape
-        kept = tuple(shape[i] if c in present else 1 for i, c in enumerate(target))
-        from .shape import broadcast_to, reshape
-        grad = broadcast_to(reshape(grad, g.shape[:lead] + kept), g.shape[:lead] + shape)
+    if reduced != unique:  # letters summed away in the forward come back by broadcasting
+        kept = tuple(d if c in present else 1 for c, d in zip(unique, ushape))
+        grad = broadcast_to(reshape(grad, g.shape[:lead] + kept), g.shape[:lead] + ushape)
+    if unique != target:  # put the diagonal's gradient back on the diagonal, through identities
+        fresh, spelled, eyes = iter(spare[lead:]), "", []
+        for i, c in enumerate(target):
+            r = next(fresh) if c in target[:i] else c
+            if r != c:
+                eyes.append((c + r, wrap(backend.array_module(g._value).eye(
+                    shape[i], dtype=g.dtype))))
+            spelled += r
+        eq = ",".join([lead_sub + unique] + [s for s, _ in eyes]) + "->" + lead_sub + spelled
+        grad = einsum(eq, grad, *[e for _, e in eyes])
     return grad
 
 
@@ -116,6 +131,7 @@ def _einsum(*operands, equation):
 def einsum(equation, *inputs):
     """Einstein summation, NumPy's notation (ellipses included)."""
     inputs = [convert_to_tensor(x) for x in inputs]
+    _same_dtype("einsum", inputs)
     subs, out = _parse(equation, [x.shape for x in inputs])
     return _einsum(*inputs, equation=",".join(subs) + "->" + out)
 

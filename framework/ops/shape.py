@@ -103,16 +103,27 @@ def _concat(*values, axis):
     return backend.array_module(values[0]).concatenate(values, axis=axis)
 
 
+def _same_dtype(name, tensors):
+    """TensorFlow refuses mixed dtypes where NumPy would silently promote them."""
+    dtypes = [t.dtype for t in tensors]
+    if any(d != dtypes[0] for d in dtypes):
+        raise TypeError(f"{name}: all tensors must have the same dtype, got "
+                        f"{', '.join(d.name for d in dtypes)}; use fw.cast to convert")
+
+
 def concat(values, axis):
     """Join tensors along an existing axis."""
     values = [convert_to_tensor(v) for v in values]
     if not values:
         raise ValueError("concat needs at least one tensor")
+    _same_dtype("concat", values)
     return _concat(*values, axis=_axes(axis, values[0].ndim)[0])
 
 
 def stack(values, axis=0):
     """Join tensors along a new axis."""
+    values = [convert_to_tensor(v) for v in values]
+    _same_dtype("stack", values)
     return concat([expand_dims(v, axis) for v in values], axis)
 
 
@@ -199,6 +210,7 @@ def where(condition, x=None, y=None):
     y = y if isinstance(y, Tensor) else convert_to_tensor(y, x.dtype)
     if condition.dtype != np.bool_:
         raise TypeError(f"where: condition must be bool, got {condition.dtype.name}")
+    _same_dtype("where", (x, y))
     return _where(condition, x, y)
 
 

@@ -106,3 +106,50 @@ def scatter_add(target, key, values):
         cupyx.scatter_add(target, key, values)
     else:
         np.add.at(target, key, values)
+
+
+# --- NCCL: collectives on device buffers, for framework.distributed --------------------------
+# They live here because this is the one module that imports CuPy. Each enqueues on the current
+# stream and returns a CUDA event, so the caller can wait for completion while still watching
+# for a peer that has gone away (a plain synchronize would hang with it).
+_NCCL_TYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
+               "int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "bool": "NCCL_UINT8",
+               "int32": "NCCL_INT32", "int64": "NCCL_INT64"}
+
+
+def _nccl():
+    _import_cupy()
+    import cupy.cuda.nccl as nccl  # always importable; ``available`` says if libnccl loaded
+    if not nccl.available:
+        raise RuntimeError("fw.distributed got GPU arrays, but CuPy cannot load the NCCL library "
+                           "(install NCCL for CuPy, e.g. the nvidia-nccl-cu12 wheel or "
+                           "'python -m cupyx.tools.install_library --library nccl', or keep "
+                           "the variables on the CPU)")
+    return nccl
+
+
+def nccl_unique_id():
+    """The id rank 0 makes and sends to the others (over MPI) to build one NCCL communicator."""
+    return _nccl().get_unique_id()
+
+
+def nccl_communicator(size, unique_id, rank):
+    """This process's member of an NCCL communicator of ``size`` ranks (collective: all call it)."""
+    return _nccl().NcclCommunicator(size, tuple(unique_id), rank)
+
+
+def nccl_collective(comm, kind, array, root=0):
+    """Enqueue an in-place ``"allreduce"`` (sum) or ``"broadcast"`` of a contiguous device array."""
+    nccl, cupy = _nccl(), _cupy
+    if array.dtype.name not in _NCCL_TYPES:
+        raise TypeError(f"NCCL cannot reduce {array.dtype.name} arrays; "
+                        f"expected one of {', '.join(_NCCL_TYPES)}")
+    dtype = getattr(nccl, _NCCL_TYPES[array.dtype.name])
+    stream, ptr = cupy.cuda.get_current_stream().ptr, array.data.ptr
+    if kind == "allreduce":
+        comm.allReduce(ptr, ptr, array.size, dtype, nccl.NCCL_SUM, stream)
+    else:
+        comm.bcast(ptr, array.size, dtype, root, stream)
+    event = cupy.cuda.Event(disable_timing=True)
+    event.record()
+    return event

@@ -15,6 +15,8 @@ def _t(x, flag):
 def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
     if a.ndim == 1 and b.ndim == 1:  # inner product
         return expand_dims(g, -1) * b
+    if a.ndim == 1 and b.ndim == 2:  # (k) @ (k, p): every row of g times b^T in one GEMM
+        return matmul(g, b, transpose_b=not transpose_b)
     if a.ndim == 1:  # (k) @ (..., k, p): b @ g as a column, summed over b's batch by the tape
         return _drop_axis(matmul(b, expand_dims(g, -1), transpose_a=transpose_b), -1)
     if b.ndim == 1:  # (m, k) @ (k): outer product of g and b
@@ -29,6 +31,8 @@ def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
     if b.ndim == 1:  # (..., m, k) @ (k): g as a row @ a, or with a vector a the product g * a
         if a.ndim == 1:
             return expand_dims(g, -1) * a
+        if a.ndim == 2:  # every row of g times a in one GEMM
+            return matmul(g, a, transpose_b=transpose_a)
         return _drop_axis(matmul(expand_dims(g, -2), a, transpose_b=transpose_a), -2)
     if a.ndim == 1:  # (k) @ (k, p): outer product of a and g
         gb = expand_dims(a, -1) * expand_dims(g, -2)

@@ -1,0 +1,95 @@
+"""The core layers: ``Dense``, ``Flatten`` and ``Dropout``, with Keras's arguments and numbers."""
+import math
+
+import framework as fw
+from framework import backend
+from framework.tensor import wrap
+
+from . import activations, initializers
+from .base import Layer
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)``, on the last axis of inputs of any rank.
+
+    The kernel has shape ``(input_dim, units)``, created on the first call from the input's
+    last dimension.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or int(units) != units or units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        if not input_shape or input_shape[-1] is None:
+            raise ValueError(f"Dense '{self.name}' needs inputs with a known last dimension, "
+                             f"got input shape {input_shape}")
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units),
+                                      self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+
+    def call(self, inputs):
+        outputs = fw.matmul(inputs, self.kernel)
+        if self.bias is not None:
+            outputs = fw.add(outputs, self.bias)
+        return self.activation(outputs)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+
+class Flatten(Layer):
+    """Every axis but the batch axis flattened into one: ``(batch, prod(rest))``."""
+
+    def call(self, inputs):
+        return fw.reshape(inputs, (inputs.shape[0], -1))
+
+    def compute_output_shape(self, input_shape):
+        rest = input_shape[1:]
+        size = None if any(d is None for d in rest) else math.prod(rest)
+        return (input_shape[0], size)
+
+
+class Dropout(Layer):
+    """In training, zero each input with probability ``rate`` and scale the rest by
+    ``1 / (1 - rate)``; at inference (``training`` None or False), the identity.
+
+    The masks come from ``fw.random``'s global generator (``fw.random.set_seed`` drives them),
+    or, with ``seed``, from a generator of the layer's own: a reproducible sequence of masks.
+    ``noise_shape`` shares one mask along the axes where it is 1 (None means the input's size).
+    """
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
+        self.rate = float(rate)
+        self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+        self._generator = None if seed is None else fw.random.generator(seed)
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        shape = inputs.shape
+        if self.noise_shape is not None:
+            if len(self.noise_shape) != len(shape):
+                raise ValueError(f"Dropout '{self.name}': noise_shape {self.noise_shape} does not "
+                                 f"match inputs of shape {shape}")
+            shape = tuple(s if n is None else n for s, n in zip(shape, self.noise_shape))
+        generator = self._generator or fw.random.generator()
+        keep = generator.random(shape) >= self.rate
+        scale = (keep / (1.0 - self.rate)).astype(inputs.dtype)
+        return fw.multiply(inputs, wrap(backend.array_module(inputs._value).asarray(scale)))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)

@@ -1,0 +1,59 @@
+"""Adam (with AMSGrad) and AdamW, with Keras 3's update formulas and defaults."""
+import numpy as np
+
+from .base import Optimizer
+
+
+class Adam(Optimizer):
+    """``m += (g - m)(1 - beta_1)``, ``v += (g^2 - v)(1 - beta_2)``, and
+    ``w -= lr_t * m / (sqrt(v) + epsilon)`` with ``lr_t = lr sqrt(1 - beta_2^t) / (1 - beta_1^t)``;
+    ``amsgrad`` divides by the running maximum of ``v`` instead."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name=None):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+        for value, what in ((beta_1, "beta_1"), (beta_2, "beta_2")):
+            if isinstance(value, bool) or not 0 <= value < 1:
+                raise ValueError(f"{type(self).__name__}: {what} must be in [0, 1), "
+                                 f"got {value!r}")
+        if isinstance(epsilon, bool) or not epsilon >= 0:
+            raise ValueError(f"{type(self).__name__}: epsilon must be >= 0, got {epsilon!r}")
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+        self.amsgrad = bool(amsgrad)
+        self._slot_names = ("momentum", "velocity") + (("velocity_hat",) if amsgrad else ())
+
+    def _update_step(self, gradient, variable, slots, learning_rate, step):
+        m, v = slots[0], slots[1]
+        scalar = variable.dtype.type
+        t = scalar(step)
+        alpha = (scalar(learning_rate) * np.sqrt(1 - scalar(self.beta_2) ** t)
+                 / (1 - scalar(self.beta_1) ** t))
+        tmp, denominator = self._scratch(variable, 2)
+        np.subtract(gradient, m, out=tmp)
+        tmp *= 1 - self.beta_1
+        m += tmp
+        np.multiply(gradient, gradient, out=tmp)
+        tmp -= v
+        tmp *= 1 - self.beta_2
+        v += tmp
+        if self.amsgrad:
+            np.maximum(slots[2], v, out=slots[2])
+            v = slots[2]
+        np.multiply(m, alpha, out=tmp)
+        np.sqrt(v, out=denominator)
+        denominator += self.epsilon
+        tmp /= denominator
+        variable -= tmp
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: before each Adam step, ``w -= w * weight_decay * lr``."""
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-7, amsgrad=False, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name=None):
+        if weight_decay is None:
+            raise ValueError("AdamW: weight_decay must be a number (Adam is AdamW without it)")
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
+                         clipnorm, clipvalue, global_clipnorm, name)

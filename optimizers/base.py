@@ -1,0 +1,317 @@
+"""``Optimizer``: per-variable slots created lazily, and an update step on raw arrays.
+
+``apply_gradients`` takes any iterable of ``(gradient, variable)`` pairs: it reads the iterable
+once, checks every pair before touching any variable (so a bad pair leaves the model as it was),
+skips ``None`` gradients with one warning, clips, applies Keras's decoupled weight decay, and
+then runs the subclass's ``_update_step`` on each variable's array in place, outside any tape.
+Slots (moments) are created the first time a variable is seen, so one optimizer per layer, or
+any subset of variables at any time, needs no set-up. Scratch space for the update's temporary
+values is kept per dtype and reused, so a step allocates no arrays beyond what clipping needs.
+"""
+import math
+import re
+import warnings
+
+import numpy as np
+
+import framework as fw
+from framework import backend
+from framework.context import note_assign, state
+from framework.tensor import Tensor, Variable, wrap
+
+from .schedules import LearningRateSchedule
+
+
+def _mark_updated(variable):
+    """What ``Variable.assign`` does after writing: a new version, and the tapes told."""
+    variable._version += 1
+    if state.recording:
+        note_assign(variable)
+
+
+def _check_positive(value, what):
+    if value is not None and (isinstance(value, bool) or not value > 0):
+        raise ValueError(f"{what} must be a positive number or None, got {value!r}")
+
+
+class Optimizer:
+    """Base class of the optimizers; subclasses define their slots and ``_update_step``."""
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name=None):
+        for value, what in ((clipnorm, "clipnorm"), (clipvalue, "clipvalue"),
+                            (global_clipnorm, "global_clipnorm")):
+            _check_positive(value, what)
+        if sum(v is not None for v in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(f"only one of clipnorm, clipvalue and global_clipnorm can be set, "
+                             f"got clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                             f"global_clipnorm={global_clipnorm}")
+        if weight_decay is not None and (isinstance(weight_decay, bool) or not weight_decay >= 0):
+            raise ValueError(f"weight_decay must be a non-negative number or None, "
+                             f"got {weight_decay!r}")
+        self.name = name or type(self).__name__.lower()
+        self.weight_decay = weight_decay
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.global_norm = None  # the last step's gradient norm before global_clipnorm clipped it
+        self.iterations = Variable(wrap(np.zeros((), np.int64)), trainable=False,
+                                   name=f"{self.name}/iteration")
+        self._learning_rate = None
+        self.learning_rate = learning_rate
+        self._slot_names = ()
+        self._slots = {}  # variable -> tuple of slot variables, in the order of _slot_names
+        self._scratch_buffers = {}
+        self._decay_excluded = (set(), None)
+
+    # --- the learning rate ----------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The rate the next step uses: the float, or the schedule at ``iterations``."""
+        rate = self._learning_rate
+        if isinstance(rate, LearningRateSchedule):
+            return float(rate(int(self.iterations)))
+        return float(rate()) if callable(rate) else rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if isinstance(value, LearningRateSchedule) or callable(value):
+            self._learning_rate = value
+            return
+        if isinstance(self._learning_rate, LearningRateSchedule):
+            raise TypeError(f"optimizer '{self.name}' was created with a learning-rate schedule, "
+                            f"so its learning rate cannot be set to a number")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                or not value >= 0:
+            raise ValueError(f"learning_rate must be a non-negative number, a schedule or a "
+                             f"callable, got {value!r}")
+        self._learning_rate = float(value)
+
+    # --- slots ----------------------------------------------------------------------------------
+    def get_slot_names(self):
+        """The names of the per-variable slots this optimizer keeps (e.g. momentum, velocity)."""
+        return list(self._slot_names)
+
+    def _slot_initial_value(self, slot_name):
+        return 0.0
+
+    def build(self, var_list):
+        """Create the slots of the variables that have none yet (``apply_gradients`` does this
+        by itself; a restore calls it before writing saved slots)."""
+        for variable in var_list:
+            if not isinstance(variable, Variable):
+                raise TypeError(f"optimizer '{self.name}' can only keep slots for fw.Variable "
+                                f"objects, got {type(variable).__name__}")
+            if variable not in self._slots:
+                xp = backend.array_module(variable._value)
+                self._slots[variable] = tuple(
+                    Variable(wrap(xp.full(variable.shape, self._slot_initial_value(slot),
+                                          dtype=variable.dtype)),
+                             trainable=False, name=f"{self.name}/{variable.name}/{slot}")
+                    for slot in self._slot_names)
+
+    def get_slot(self, var, slot_name):
+        """The slot variable ``slot_name`` kept for ``var``."""
+        if slot_name not in self._slot_names:
+            raise ValueError(f"optimizer '{self.name}' has no slot '{slot_name}'; its slots "
+                             f"are {list(self._slot_names)}")
+        if var not in self._slots:
+            raise ValueError(f"optimizer '{self.name}' has no slots for variable "
+                             f"'{getattr(var, 'name', var)}' yet: it has not updated it")
+        return self._slots[var][self._slot_names.index(slot_name)]
+
+    @property
+    def variables(self):
+        """All of the optimizer's state: ``iterations``, then every slot variable."""
+        return [self.iterations] + [slot for slots in self._slots.values() for slot in slots]
+
+    def _scratch(self, like, count):
+        """``count`` arrays shaped like ``like`` for temporary values, reusing one buffer."""
+        key = (like.dtype, backend.device_of(like))
+        need = like.size * count
+        buffer = self._scratch_buffers.get(key)
+        if buffer is None or buffer.size < need:
+            buffer = backend.array_module(like).empty(need, dtype=like.dtype)
+            self._scratch_buffers[key] = buffer
+        return [buffer[i * like.size:(i + 1) * like.size].reshape(like.shape)
+                for i in range(count)]
+
+    # --- applying gradients ---------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars):
+        """Update each variable from its gradient; returns ``iterations``.
+
+        Every pair is checked first: a shape, dtype or device mismatch is a ValueError naming
+        the variable, and then nothing has been updated.
+        """
+        grads, variables = self._checked_pairs(grads_and_vars)
+        grads = self._clipped(grads)
+        learning_rate = self.learning_rate
+        step = int(self.iterations) + 1
+        self.build(variables)
+        if self.weight_decay:
+            self._decay_weights(variables, learning_rate)
+        for grad, variable in zip(grads, variables):
+            slots = [slot._value for slot in self._slots[variable]]
+            self._update_step(grad, variable._value, slots, learning_rate, step)
+            _mark_updated(variable)
+            for slot in self._slots[variable]:
+                _mark_updated(slot)
+        self.iterations.assign_add(1)
+        return self.iterations
+
+    def _update_step(self, gradient, variable, slots, learning_rate, step):
+        """Update the array ``variable`` in place from ``gradient``; ``slots`` are its slots'
+        arrays, ``step`` counts from 1."""
+        raise NotImplementedError(f"{type(self).__name__} must define _update_step")
+
+    def _checked_pairs(self, grads_and_vars):
+        pairs = list(grads_and_vars)
+        if not pairs:
+            raise ValueError(f"optimizer '{self.name}': apply_gradients() got no (gradient, "
+                             f"variable) pairs; is the model built and the variable list "
+                             f"non-empty?")
+        grads, variables, missing, seen = [], [], [], set()
+        for index, pair in enumerate(pairs):
+            grad, variable = _unpack(pair, index)
+            if id(variable) in seen:
+                raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
+                                 f"add its gradients up and pass it once")
+            seen.add(id(variable))
+            if grad is None:
+                missing.append(variable.name)
+                continue
+            grads.append(_checked_gradient(grad, variable))
+            variables.append(variable)
+        if missing:
+            why = (" This usually means the loss does not depend on them: a layer not used in "
+                   "call(), a value taken out of the tape with .numpy() or float(), a "
+                   "non-differentiable op (argmax, a cast to an integer) between them and the "
+                   "loss, or gradients taken with respect to the wrong variables.")
+            if not grads:
+                raise ValueError(f"No gradients provided for any variable: {missing}.{why}")
+            warnings.warn(f"Gradients do not exist for variables {missing} when minimizing the "
+                          f"loss; they are left unchanged.{why}", stacklevel=3)
+        return grads, variables
+
+    def _clipped(self, grads):
+        """Keras's clipping: each gradient by its norm, all by their global norm, or by value."""
+        if self.clipnorm is not None:
+            clip = self.clipnorm
+            return [g * clip / max(_norm(g), clip) for g in grads]
+        if self.global_clipnorm is not None:
+            norm = math.sqrt(sum(_squared_norm(g) for g in grads))
+            self.global_norm = norm
+            clip = self.global_clipnorm
+            scale = clip / max(norm, clip) if math.isfinite(norm) else math.nan
+            return [g * scale for g in grads]
+        if self.clipvalue is not None:
+            return [g.clip(-self.clipvalue, self.clipvalue) for g in grads]
+        return grads
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Leave these variables, or those whose names contain one of ``var_names`` (regular
+        expressions, e.g. ``["bias"]``), out of the weight decay."""
+        pattern = re.compile("|".join(var_names)) if var_names else None
+        self._decay_excluded = ({id(v) for v in var_list or ()}, pattern)
+
+    def _decay_weights(self, variables, learning_rate):
+        """Keras's decoupled weight decay: ``w -= w * weight_decay * learning_rate``."""
+        excluded, pattern = self._decay_excluded
+        for variable in variables:
+            if id(variable) in excluded or (pattern and pattern.search(variable.name)):
+                continue
+            value = variable._value
+            (decay,) = self._scratch(value, 1)
+            np.multiply(value, self.weight_decay, out=decay)
+            decay *= value.dtype.type(learning_rate)
+            value -= decay
+
+    def minimize(self, loss, var_list, tape=None):
+        """One step on ``loss``: a callable computed under a new tape, or a tensor recorded by
+        ``tape``. ``var_list`` is a list of variables or a callable returning one."""
+        var_list = list(var_list() if callable(var_list) else var_list)
+        if callable(loss):
+            with fw.GradientTape() as recording:
+                recording.watch(var_list)
+                loss = loss()
+            tape = recording
+        elif tape is None:
+            raise ValueError("minimize(): a loss tensor needs the tape that recorded it "
+                             "(tape=...); or pass the loss as a callable")
+        grads = tape.gradient(loss, var_list)
+        return self.apply_gradients(zip(grads, var_list))
+
+    # --- state ----------------------------------------------------------------------------------
+    def get_state(self):
+        """Everything a resumed run needs, as host values: ``iterations``, ``learning_rate``
+        (None when a schedule or callable drives it) and ``slots`` {variable: {name: array}}."""
+        rate = self._learning_rate
+        return {"iterations": int(self.iterations),
+                "learning_rate": None if callable(rate) else rate,
+                "slots": {variable: {name: slot.numpy()
+                                     for name, slot in zip(self._slot_names, slots)}
+                          for variable, slots in self._slots.items()}}
+
+    def set_state(self, state):
+        """Load what ``get_state`` returned (any of its keys), checking all before writing."""
+        slots = state.get("slots", {})
+        for variable, arrays in slots.items():
+            if set(arrays) != set(self._slot_names):
+                raise ValueError(f"optimizer '{self.name}': the state of '{variable.name}' has "
+                                 f"slots {sorted(arrays)}, this optimizer keeps "
+                                 f"{list(self._slot_names)}")
+            for name, array in arrays.items():
+                if tuple(np.shape(array)) != variable.shape:
+                    raise ValueError(f"optimizer '{self.name}': slot '{name}' of '{variable.name}'"
+                                     f" has shape {np.shape(array)}, the variable {variable.shape}")
+        if state.get("learning_rate") is not None:
+            self.learning_rate = state["learning_rate"]
+        if "iterations" in state:
+            self.iterations.assign(int(state["iterations"]))
+        self.build(slots)
+        for variable, arrays in slots.items():
+            for name, array in arrays.items():
+                slot = self.get_slot(variable, name)
+                slot.assign(backend.to_device(np.asarray(array), slot.device))
+
+
+def _unpack(pair, index):
+    try:
+        grad, variable = pair
+    except (TypeError, ValueError):
+        raise TypeError(f"apply_gradients() takes (gradient, variable) pairs; item {index} is "
+                        f"{pair!r:.80}") from None
+    if not isinstance(variable, Variable):
+        hint = (" (the pairs are (gradient, variable): zip(grads, variables))"
+                if isinstance(grad, Variable) else "")
+        raise TypeError(f"apply_gradients(): item {index} pairs a gradient with a "
+                        f"{type(variable).__name__}, not a fw.Variable{hint}")
+    return grad, variable
+
+
+def _checked_gradient(grad, variable):
+    """The raw array of ``grad``, after checking it fits ``variable``."""
+    raw = grad._value if isinstance(grad, Tensor) else grad
+    if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
+        raise TypeError(f"the gradient for variable '{variable.name}' is a "
+                        f"{type(grad).__name__}; expected a tensor or an array")
+    if variable.dtype.kind != "f":
+        raise ValueError(f"variable '{variable.name}' has dtype {variable.dtype.name}; only "
+                         f"floating variables can be optimized")
+    if tuple(raw.shape) != variable.shape:
+        raise ValueError(f"the gradient for variable '{variable.name}' has shape "
+                         f"{tuple(raw.shape)}, the variable {variable.shape}")
+    if raw.dtype != variable.dtype:
+        raise ValueError(f"the gradient for variable '{variable.name}' has dtype "
+                         f"{raw.dtype.name}, the variable {variable.dtype.name}; cast it with "
+                         f"fw.cast")
+    if backend.device_of(raw) != variable.device:
+        raise ValueError(f"the gradient for variable '{variable.name}' is on "
+                         f"{backend.device_of(raw)}, the variable on {variable.device}")
+    return raw
+
+
+def _squared_norm(g):
+    return float(backend.array_module(g).vdot(g, g))
+
+
+def _norm(g):
+    return math.sqrt(_squared_norm(g))

@@ -1,0 +1,125 @@
+"""Initializers: Keras's formulas (fans, limits, truncation), seeds, names and bad inputs."""
+import math
+
+import numpy as np
+import pytest
+
+import framework as fw
+from layers import Dense, initializers
+
+SHAPE = (300, 200)  # fan_in 300, fan_out 200: large enough for tight statistics
+
+
+def draw(initializer, shape=SHAPE):
+    return initializer(shape=shape, dtype=fw.float32).numpy()
+
+
+def test_constant_initializers():
+    assert np.array_equal(initializers.Zeros()(shape=[3], dtype=fw.float32).numpy(), np.zeros(3))
+    ones = initializers.Ones()([2, 2], dtype=fw.int32)
+    assert ones.dtype == fw.int32 and np.array_equal(ones.numpy(), np.ones((2, 2)))
+    filled = initializers.Constant(0.5)(shape=(2, 3))
+    assert filled.dtype == fw.float32 and np.array_equal(filled.numpy(), np.full((2, 3), 0.5))
+    assert initializers.Constant([1.0, 2.0])((3, 2)).numpy().tolist() == [[1.0, 2.0]] * 3
+
+
+@pytest.mark.parametrize("shape, fans", [((), (1, 1)), ((7,), (7, 7)), ((3, 5), (3, 5)),
+                                         ((3, 3, 4, 8), (36, 72))])
+def test_fans_follow_keras(shape, fans):
+    assert initializers.compute_fans(shape) == fans
+
+
+@pytest.mark.parametrize("initializer, limit", [
+    (initializers.GlorotUniform(), math.sqrt(6 / (300 + 200))),
+    (initializers.HeUniform(), math.sqrt(6 / 300)),
+    (initializers.LecunUniform(), math.sqrt(3 / 300)),
+    (initializers.RandomUniform(), 0.05),
+])
+def test_uniform_initializers_fill_their_interval(initializer, limit):
+    values = draw(initializer)
+    assert values.min() >= -limit and values.max() <= limit
+    assert values.min() < -0.99 * limit and values.max() > 0.99 * limit
+    assert abs(values.std() - limit / math.sqrt(3)) < 0.02 * limit
+
+
+@pytest.mark.parametrize("initializer, stddev", [
+    (initializers.GlorotNormal(), math.sqrt(2 / (300 + 200))),
+    (initializers.HeNormal(), math.sqrt(2 / 300)),
+    (initializers.LecunNormal(), math.sqrt(1 / 300)),
+    (initializers.TruncatedNormal(stddev=0.1), 0.1 * 0.87962566103423978),
+])
+def test_truncated_normal_initializers_have_kerass_stddev_after_truncation(initializer, stddev):
+    """Keras divides by 0.8796 (the stddev of a unit normal cut at +-2) so that the truncated
+    values end with the variance the formula asks for; the cut is at 2 of the raw stddev."""
+    values = draw(initializer)
+    raw = stddev / 0.87962566103423978
+    assert np.abs(values).max() <= 2 * raw
+    assert abs(values.std() - stddev) < 0.02 * stddev
+
+
+def test_random_normal_defaults_and_untruncated_variance_scaling():
+    values = draw(initializers.RandomNormal())
+    assert abs(values.mean()) < 0.002 and abs(values.std() - 0.05) < 0.001
+    assert np.abs(values).max() > 2 * 0.05  # not truncated
+    scaled = draw(initializers.VarianceScaling(2.0, "fan_out", "untruncated_normal"))
+    assert abs(scaled.std() - math.sqrt(2 / 200)) < 0.02 * math.sqrt(2 / 200)
+
+
+def test_a_seed_gives_the_same_values_on_every_call_and_no_seed_follows_the_global_seed():
+    seeded = initializers.GlorotUniform(seed=5)
+    assert np.array_equal(draw(seeded), draw(seeded))
+    assert np.array_equal(draw(seeded), draw(initializers.GlorotUniform(seed=5)))
+    assert not np.array_equal(draw(seeded), draw(initializers.GlorotUniform(seed=6)))
+    fw.random.set_seed(11)
+    first = [draw(initializers.HeNormal(), (4, 4)) for _ in range(2)]
+    fw.random.set_seed(11)
+    again = [draw(initializers.HeNormal(), (4, 4)) for _ in range(2)]
+    assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
+    assert not np.array_equal(first[0], first[1])
+
+
+def test_dense_defaults_to_glorot_uniform_kernel_and_zero_bias():
+    dense = Dense(50)
+    dense.build((None, 70))
+    limit = math.sqrt(6 / (70 + 50))
+    assert np.abs(dense.kernel.numpy()).max() <= limit
+    assert np.abs(dense.kernel.numpy()).max() > 0.9 * limit
+    assert np.array_equal(dense.bias.numpy(), np.zeros(50))
+    fw.random.set_seed(1)
+    a = Dense(3)
+    a.build((None, 2))
+    fw.random.set_seed(1)
+    b = Dense(3)
+    b.build((None, 2))
+    assert np.array_equal(a.kernel.numpy(), b.kernel.numpy())
+
+
+def test_initializers_by_name_class_instance_or_callable():
+    assert isinstance(initializers.get("glorot_uniform"), initializers.GlorotUniform)
+    assert isinstance(initializers.get("HeNormal"), initializers.HeNormal)
+    assert isinstance(initializers.get(initializers.Zeros), initializers.Zeros)
+    instance = initializers.RandomNormal(stddev=1.0)
+    assert initializers.get(instance) is instance
+
+    def custom(shape, dtype=None):
+        return fw.fill(shape, 3.0)
+
+    dense = Dense(2, kernel_initializer=custom)
+    dense.build((None, 2))
+    assert np.array_equal(dense.kernel.numpy(), np.full((2, 2), 3.0))
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: initializers.get("glorot"), ValueError, "unknown initializer 'glorot'"),
+    (lambda: initializers.get(3), TypeError, "must be a name"),
+    (lambda: initializers.GlorotUniform()((2, 2), dtype=fw.int32), ValueError,
+     "cannot initialize a weight of dtype int32"),
+    (lambda: initializers.VarianceScaling(scale=0), ValueError, "scale must be positive"),
+    (lambda: initializers.VarianceScaling(mode="fan_sum"), ValueError, "mode must be one of"),
+    (lambda: initializers.VarianceScaling(distribution="cauchy"), ValueError,
+     "distribution must be one of"),
+    (lambda: initializers.RandomNormal(seed=1.5), ValueError, "seed must be an integer"),
+])
+def test_bad_initializer_inputs(make, error, message):
+    with pytest.raises(error, match=message):
+        make()

@@ -1,0 +1,125 @@
+"""fw.losses: Keras's numbers (from keras_reference.json), stable logits paths and their
+gradients, Keras's reductions, and the bad inputs the losses reject."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import framework as fw
+
+L = fw.losses
+with open(os.path.join(os.path.dirname(__file__), "reference", "keras_reference.json")) as f:
+    REFERENCE = json.load(f)["losses"]
+INPUTS = {key: np.array(value, np.float32) for key, value in REFERENCE["inputs"].items()}
+LABELS = np.array(REFERENCE["inputs"]["labels"])
+ONE_HOT = np.eye(3, dtype=np.float32)[LABELS]
+TARGETS, LOGITS, BINARY_LOGITS = INPUTS["binary_targets"], INPUTS["logits"], INPUTS["binary_logits"]
+
+CASES = {
+    "sparse_probs": lambda: L.sparse_categorical_crossentropy(LABELS, INPUTS["probs"]),
+    "sparse_logits": lambda: L.sparse_categorical_crossentropy(LABELS, LOGITS, from_logits=True),
+    "categorical_probs": lambda: L.categorical_crossentropy(ONE_HOT, INPUTS["probs"]),
+    "categorical_logits": lambda: L.categorical_crossentropy(ONE_HOT, LOGITS, from_logits=True),
+    "categorical_smoothing": lambda: L.categorical_crossentropy(ONE_HOT, LOGITS, True, 0.2),
+    "binary_probs": lambda: L.binary_crossentropy(TARGETS, fw.nn.sigmoid(BINARY_LOGITS)),
+    "binary_logits": lambda: L.binary_crossentropy(TARGETS, BINARY_LOGITS, from_logits=True),
+    "binary_smoothing": lambda: L.binary_crossentropy(TARGETS, BINARY_LOGITS, True, 0.1),
+    "mse": lambda: L.mean_squared_error(TARGETS, INPUTS["regression"]),
+    "class_sparse_mean": lambda: L.SparseCategoricalCrossentropy(from_logits=True)(LABELS,
+                                                                                   LOGITS),
+    "class_binary_weighted": lambda: L.BinaryCrossentropy(from_logits=True)(
+        TARGETS, BINARY_LOGITS, sample_weight=np.array([1.0, 0.5, 2.0, 0.0])),
+    "class_mse_sum": lambda: L.MeanSquaredError(reduction="sum")(TARGETS, INPUTS["regression"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_losses_give_kerass_numbers(case):
+    """The inputs include logits of +-1000 and +-80 and probabilities that round to 0 and 1."""
+    value = CASES[case]()
+    assert value.dtype == fw.float32
+    np.testing.assert_allclose(value.numpy(), REFERENCE[case], rtol=1e-6, atol=1e-6)
+
+
+def test_binary_logits_gradient_matches_keras_and_is_exact_at_zero():
+    logits = fw.Variable(BINARY_LOGITS)
+    with fw.GradientTape() as tape:
+        total = fw.reduce_sum(L.binary_crossentropy(TARGETS, logits, from_logits=True))
+    np.testing.assert_allclose(tape.gradient(total, logits).numpy(),
+                               REFERENCE["binary_logits_grad"], atol=1e-7)
+    zero = fw.Variable([[0.0]])
+    with fw.GradientTape() as tape:
+        loss = L.binary_crossentropy([[1.0]], zero, from_logits=True)
+    assert np.isclose(tape.gradient(loss, zero).numpy()[0, 0], 0.5 - 1.0)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda logits: L.sparse_categorical_crossentropy([0, 2], logits, from_logits=True),
+    lambda logits: L.categorical_crossentropy([[0.2, 0.8, 0.0], [0, 0, 1]], logits, True, 0.1),
+    lambda logits: L.binary_crossentropy([[1.0, 0.0, 0.3], [0, 1, 1]], logits, from_logits=True),
+    lambda p: L.sparse_categorical_crossentropy([0, 2], fw.nn.softmax(p)),
+    lambda p: L.categorical_crossentropy([[0.2, 0.8, 0.0], [0, 0, 1]], fw.nn.softmax(p)),
+    lambda p: L.binary_crossentropy([[1.0, 0.0, 0.3], [0, 1, 1]], fw.nn.sigmoid(p)),
+    lambda y: L.mean_squared_error([[1.0, 0.0, 2.0], [0, 1, 1]], y),
+], ids=["sparse_logits", "categorical_logits", "binary_logits", "sparse_probs",
+        "categorical_probs", "binary_probs", "mse"])
+def test_loss_gradients_match_finite_differences(loss):
+    logits = np.array([[0.3, -1.2, 2.0], [1.5, 0.2, -0.7]])
+    fw.test.check_gradients(loss, logits, order=2)
+
+
+def test_logits_paths_are_finite_and_exact_at_extreme_logits():
+    logits = fw.Variable([[1000.0, -1000.0, 0.0]])
+    with fw.GradientTape() as tape:
+        loss = L.sparse_categorical_crossentropy([1], logits, from_logits=True)
+    assert loss.numpy()[0] == pytest.approx(2000.0)
+    assert np.allclose(tape.gradient(loss, logits).numpy(), [[1.0, -1.0, 0.0]])
+    binary = L.binary_crossentropy([[0.0, 1.0]], [[500.0, -500.0]], from_logits=True)
+    assert binary.numpy()[0] == pytest.approx(500.0)
+
+
+def test_probability_paths_clip_like_keras():
+    """A probability of exactly 0 costs -log(1e-7), not infinity."""
+    loss = L.sparse_categorical_crossentropy([1], [[1.0, 0.0]]).numpy()[0]
+    assert loss == pytest.approx(-np.log(1e-7), rel=1e-3)
+    assert L.binary_crossentropy([[1.0]], [[0.0]]).numpy()[0] == pytest.approx(16.118, rel=1e-3)
+
+
+def test_label_shapes_and_dtypes_keras_accepts():
+    logits = LOGITS
+    expected = L.sparse_categorical_crossentropy(LABELS, logits, from_logits=True).numpy()
+    trailing = L.sparse_categorical_crossentropy(LABELS[:, None], logits, from_logits=True)
+    floats = L.sparse_categorical_crossentropy(LABELS.astype(np.float32), logits, True)
+    assert np.array_equal(trailing.numpy(), expected) and np.array_equal(floats.numpy(), expected)
+    column = L.mean_squared_error(np.array([1.0, 2.0]), np.array([[1.5], [2.0]], np.float32))
+    assert np.allclose(column.numpy(), [0.25, 0.0])
+
+
+def test_reductions():
+    per_example = L.SparseCategoricalCrossentropy(from_logits=True, reduction=None)(LABELS,
+                                                                                   LOGITS)
+    assert per_example.shape == (4,)
+    total = L.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")(LABELS, LOGITS)
+    mean = L.SparseCategoricalCrossentropy(from_logits=True)(LABELS, LOGITS)
+    assert np.isclose(total.numpy(), per_example.numpy().sum())
+    assert np.isclose(mean.numpy(), per_example.numpy().mean())
+    weighted = L.CategoricalCrossentropy(from_logits=True)(ONE_HOT, LOGITS,
+                                                           sample_weight=[1.0, 0.0, 0.0, 0.0])
+    assert np.isclose(weighted.numpy(), per_example.numpy()[0] / 4)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: L.categorical_crossentropy([[1.0, 0.0]], [[0.5, 0.3, 0.2]]), ValueError,
+     r"shape \(1, 2\) and y_pred of shape \(1, 3\)"),
+    (lambda: L.binary_crossentropy([[1.0, 0.0]], [[0.5]]), ValueError, "must have the same shape"),
+    (lambda: L.sparse_categorical_crossentropy([0, 1, 2], [[0.5, 0.5]] * 2), ValueError,
+     "do not match logits"),
+    (lambda: L.sparse_categorical_crossentropy([0], [[0.5, 0.5]], axis=0), ValueError,
+     "only the last axis"),
+    (lambda: L.SparseCategoricalCrossentropy(reduction="mean_of_sum"), ValueError,
+     "reduction must be one of"),
+])
+def test_bad_loss_inputs(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -1,0 +1,446 @@
+"""Optimizers: trajectories against the update formulas (NumPy, float64) and against Keras 3
+(keras_reference.json), convergence, lazy slots, clipping, weight decay, schedules, minimize,
+gradient accumulation, and every bad input apply_gradients rejects."""
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import framework as fw
+import optimizers
+from layers import Dense, Sequential
+from optimizers import SGD, Adagrad, Adam, AdamW, GradientAccumulator, RMSprop, schedules
+
+STEPS = 6
+with open(os.path.join(os.path.dirname(__file__), "reference", "keras_reference.json")) as f:
+    REFERENCE = json.load(f)
+
+
+def gradient_sequence(shape=(3, 2), seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=shape) for _ in range(STEPS)]
+
+
+# --- the formulas, written out independently in NumPy float64 -------------------------------
+def sgd(w, grads, lr, momentum=0.0, nesterov=False):
+    m = np.zeros_like(w)
+    for g in grads:
+        if momentum:
+            m = momentum * m - lr * g
+            w = w + (momentum * m - lr * g if nesterov else m)
+        else:
+            w = w - lr * g
+    return w
+
+
+def adam(w, grads, lr, b1=0.9, b2=0.999, eps=1e-7, amsgrad=False, weight_decay=None):
+    m, v, vhat = np.zeros_like(w), np.zeros_like(w), np.zeros_like(w)
+    for t, g in enumerate(grads, start=1):
+        if weight_decay:
+            w = w - w * weight_decay * lr
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vhat = np.maximum(vhat, v)
+        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        w = w - lr_t * m / (np.sqrt(vhat if amsgrad else v) + eps)
+    return w
+
+
+def rmsprop(w, grads, lr, rho=0.9, momentum=0.0, eps=1e-7, centered=False):
+    v, a, mom = np.zeros_like(w), np.zeros_like(w), np.zeros_like(w)
+    for g in grads:
+        v = rho * v + (1 - rho) * g * g
+        a = rho * a + (1 - rho) * g
+        increment = lr * g / np.sqrt((v - a * a if centered else v) + eps)
+        mom = momentum * mom + increment
+        w = w - (mom if momentum else increment)
+    return w
+
+
+def adagrad(w, grads, lr, initial=0.1, eps=1e-7):
+    acc = np.full_like(w, initial)
+    for g in grads:
+        acc = acc + g * g
+        w = w - lr * g / np.sqrt(acc + eps)
+    return w
+
+
+FORMULA_CASES = [
+    (lambda: SGD(0.1), lambda w, g: sgd(w, g, 0.1)),
+    (lambda: SGD(0.1, momentum=0.9), lambda w, g: sgd(w, g, 0.1, 0.9)),
+    (lambda: SGD(0.1, momentum=0.9, nesterov=True), lambda w, g: sgd(w, g, 0.1, 0.9, True)),
+    (lambda: Adam(0.01), lambda w, g: adam(w, g, 0.01)),
+    (lambda: Adam(0.01, beta_1=0.5, beta_2=0.9, epsilon=1e-3),
+     lambda w, g: adam(w, g, 0.01, 0.5, 0.9, 1e-3)),
+    (lambda: Adam(0.01, amsgrad=True), lambda w, g: adam(w, g, 0.01, amsgrad=True)),
+    (lambda: AdamW(0.01, weight_decay=0.1), lambda w, g: adam(w, g, 0.01, weight_decay=0.1)),
+    (lambda: RMSprop(0.01), lambda w, g: rmsprop(w, g, 0.01)),
+    (lambda: RMSprop(0.01, momentum=0.5, centered=True),
+     lambda w, g: rmsprop(w, g, 0.01, momentum=0.5, centered=True)),
+    (lambda: Adagrad(0.1), lambda w, g: adagrad(w, g, 0.1)),
+    (lambda: Adagrad(0.1, initial_accumulator_value=1.0, epsilon=1e-3),
+     lambda w, g: adagrad(w, g, 0.1, 1.0, 1e-3)),
+]
+
+
+FORMULA_IDS = ["sgd", "sgd_momentum", "sgd_nesterov", "adam", "adam_custom", "adam_amsgrad",
+               "adamw", "rmsprop", "rmsprop_centered_momentum", "adagrad", "adagrad_custom"]
+
+
+@pytest.mark.parametrize("make, formula", FORMULA_CASES, ids=FORMULA_IDS)
+def test_trajectory_follows_the_update_formula(make, formula):
+    start = np.random.default_rng(1).normal(size=(3, 2))
+    grads = gradient_sequence()
+    variable = fw.Variable(start, dtype=fw.float64)
+    optimizer = make()
+    for g in grads:
+        optimizer.apply_gradients([(fw.constant(g), variable)])
+    np.testing.assert_allclose(variable.numpy(), formula(start, grads), rtol=1e-12, atol=1e-14)
+    assert int(optimizer.iterations) == STEPS and optimizer.iterations.dtype == fw.int64
+
+
+def test_keras_defaults():
+    assert (SGD().learning_rate, SGD().momentum, SGD().nesterov) == (0.01, 0.0, False)
+    adam_ = Adam()
+    assert (adam_.learning_rate, adam_.beta_1, adam_.beta_2, adam_.epsilon, adam_.amsgrad) == (
+        0.001, 0.9, 0.999, 1e-7, False)
+    assert AdamW().weight_decay == 0.004
+    rms = RMSprop()
+    assert (rms.learning_rate, rms.rho, rms.momentum, rms.epsilon, rms.centered) == (
+        0.001, 0.9, 0.0, 1e-7, False)
+    ada = Adagrad()
+    assert (ada.learning_rate, ada.initial_accumulator_value, ada.epsilon) == (0.001, 0.1, 1e-7)
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCE["optimizers"]))
+def test_ported_model_follows_the_keras_trajectory(case):
+    """A Keras model's initial weights and data, trained here: the same numbers in float32."""
+    reference = REFERENCE["optimizers"][case]
+    rng = np.random.default_rng(0)
+    weights = [rng.normal(0, 0.5, (5, 4)), rng.normal(0, 0.1, 4), rng.normal(0, 0.5, (4, 3)),
+               rng.normal(0, 0.1, 3)]
+    x, y = rng.normal(0, 1, (8, 5)).astype(np.float32), rng.integers(0, 3, 8)
+    model = Sequential([Dense(4, activation="relu"), Dense(3)])
+    model.build((None, 5))
+    model.set_weights([w.astype(np.float32) for w in weights])
+    config = dict(reference["config"])
+    if isinstance(config["learning_rate"], dict):
+        rate = config["learning_rate"]
+        config["learning_rate"] = getattr(schedules, rate["class"])(**rate["config"])
+    optimizer = getattr(optimizers, reference["class_name"])(**config)
+    losses = []
+    for _ in range(REFERENCE["problem"]["steps"]):
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_mean(fw.losses.sparse_categorical_crossentropy(y, model(x), True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    np.testing.assert_allclose(losses, reference["losses"], rtol=1e-6)
+    for mine, keras in zip(model.get_weights(), reference["weights"]):
+        np.testing.assert_allclose(mine, np.array(keras, np.float32), rtol=1e-5, atol=1e-7)
+
+
+# --- convergence ------------------------------------------------------------------------------
+@pytest.mark.parametrize("make, steps", [
+    (lambda: SGD(0.1), 100), (lambda: SGD(0.05, momentum=0.9, nesterov=True), 150),
+    (lambda: Adam(0.1), 300), (lambda: AdamW(0.1, weight_decay=1e-4), 300),
+    (lambda: RMSprop(0.05), 300), (lambda: Adagrad(1.0), 300)],
+    ids=["sgd", "sgd_nesterov", "adam", "adamw", "rmsprop", "adagrad"])
+def test_convergence_on_a_parabola(make, steps):
+    target = np.array([1.5, -2.0, 0.5], np.float32)
+    w = fw.Variable(np.zeros(3, np.float32))
+    optimizer = make()
+    for _ in range(steps):
+        optimizer.minimize(lambda: fw.reduce_sum(fw.square(w - target)), [w])
+    np.testing.assert_allclose(w.numpy(), target, atol=0.02)
+
+
+@pytest.mark.parametrize("make", [lambda: Adam(0.02), lambda: SGD(0.001, momentum=0.9)],
+                         ids=["adam", "sgd_momentum"])
+def test_convergence_on_rosenbrock(make):
+    xy = fw.Variable([-1.2, 1.0], dtype=fw.float64)
+    optimizer = make()
+
+    def rosenbrock():
+        return (1 - xy[0]) ** 2 + 100 * (xy[1] - xy[0] ** 2) ** 2
+
+    for _ in range(3000):
+        optimizer.minimize(rosenbrock, [xy])
+    np.testing.assert_allclose(xy.numpy(), [1.0, 1.0], atol=0.02)
+
+
+# --- slots, in-place updates, several optimizers ----------------------------------------------
+def test_slots_are_created_lazily_for_whatever_variables_arrive():
+    a, b = fw.Variable([1.0, 2.0]), fw.Variable([[3.0]])
+    optimizer = Adam(0.1)
+    optimizer.apply_gradients([(fw.constant([1.0, 1.0]), a)])
+    assert optimizer.get_slot(a, "momentum").shape == (2,)
+    with pytest.raises(ValueError, match="no slots for variable"):
+        optimizer.get_slot(b, "momentum")
+    optimizer.apply_gradients([(fw.constant([[1.0]]), b)])  # a new variable, any time
+    optimizer.apply_gradients([(fw.constant([1.0, 1.0]), a), (fw.constant([[1.0]]), b)])
+    assert optimizer.get_slot_names() == ["momentum", "velocity"]
+    assert np.allclose(optimizer.get_slot(b, "momentum").numpy(), [[0.19]])
+    assert len(optimizer.variables) == 1 + 2 * 2
+
+
+def test_updates_are_in_place_and_bump_the_variable_version():
+    w = fw.Variable(np.ones((4, 3), np.float32))
+    array, version = w._value, w._version
+    optimizer = RMSprop(0.1, momentum=0.5, centered=True)
+    for _ in range(3):
+        optimizer.apply_gradients([(fw.ones((4, 3)), w)])
+    assert w._value is array and w._version == version + 3
+    with fw.GradientTape() as tape:
+        loss = fw.reduce_sum(w * w)
+    optimizer.apply_gradients([(fw.ones((4, 3)), w)])
+    with pytest.raises(RuntimeError, match="was modified"):
+        tape.gradient(loss, w)
+
+
+def test_two_optimizers_on_disjoint_variables_keep_separate_state():
+    """Each optimizer moves its own variable exactly as it would alone."""
+    a, b = fw.Variable([1.0]), fw.Variable([1.0])
+    first, second = Adam(0.1), SGD(0.5, momentum=0.9)
+    for _ in range(3):
+        with fw.GradientTape(persistent=True) as tape:
+            loss = fw.reduce_sum(a * a + b * b)
+        first.apply_gradients(zip(tape.gradient(loss, [a]), [a]))
+        second.apply_gradients(zip(tape.gradient(loss, [b]), [b]))
+    for variable, optimizer in ((a, Adam(0.1)), (b, SGD(0.5, momentum=0.9))):
+        alone = fw.Variable([1.0])
+        for _ in range(3):
+            optimizer.minimize(lambda alone=alone: fw.reduce_sum(alone * alone), [alone])
+        assert np.array_equal(variable.numpy(), alone.numpy())
+    assert int(first.iterations) == int(second.iterations) == 3
+    assert first.get_slot(a, "momentum") is not None and second.get_slot(b, "momentum") is not None
+    with pytest.raises(ValueError, match="no slots for variable"):
+        first.get_slot(b, "momentum")
+
+
+# --- clipping, weight decay, schedules, minimize ----------------------------------------------
+def test_clipnorm_clipvalue_and_global_clipnorm():
+    g = np.array([3.0, 4.0])
+    w = fw.Variable([0.0, 0.0], dtype=fw.float64)
+    SGD(1.0, clipnorm=1.0).apply_gradients([(g, w)])
+    assert np.allclose(w.numpy(), [-0.6, -0.8])
+    w.assign([0.0, 0.0])
+    SGD(1.0, clipvalue=3.5).apply_gradients([(g, w)])
+    assert np.allclose(w.numpy(), [-3.0, -3.5])
+    u, v = fw.Variable([0.0], dtype=fw.float64), fw.Variable([0.0], dtype=fw.float64)
+    optimizer = SGD(1.0, global_clipnorm=2.5)
+    optimizer.apply_gradients([(np.array([3.0]), u), (np.array([4.0]), v)])
+    assert optimizer.global_norm == pytest.approx(5.0)
+    assert np.allclose([u.numpy(), v.numpy()], [[-1.5], [-2.0]])
+    optimizer.apply_gradients([(np.array([0.3]), u), (np.array([0.4]), v)])
+    assert optimizer.global_norm == pytest.approx(0.5)
+    assert np.allclose([u.numpy(), v.numpy()], [[-1.8], [-2.4]])
+
+
+def test_weight_decay_and_its_exclusions():
+    kernel = fw.Variable([2.0], dtype=fw.float64, name="dense/kernel")
+    bias = fw.Variable([2.0], dtype=fw.float64, name="dense/bias")
+    optimizer = SGD(0.1, weight_decay=0.5)
+    optimizer.exclude_from_weight_decay(var_names=["bias"])
+    optimizer.apply_gradients([(np.array([0.0]), kernel), (np.array([0.0]), bias)])
+    assert kernel.numpy()[0] == pytest.approx(2.0 - 2.0 * 0.5 * 0.1) and bias.numpy()[0] == 2.0
+    optimizer.exclude_from_weight_decay(var_list=[kernel])
+    optimizer.apply_gradients([(np.array([0.0]), kernel), (np.array([0.0]), bias)])
+    assert kernel.numpy()[0] == pytest.approx(1.9) and bias.numpy()[0] == pytest.approx(1.9)
+
+
+@pytest.mark.parametrize("key", sorted(REFERENCE["schedules"]["configs"]))
+def test_schedules_give_kerass_values(key):
+    config = REFERENCE["schedules"]["configs"][key]
+    schedule = getattr(schedules, config["class_name"])(**config["config"])
+    for step, expected in zip(REFERENCE["schedules"]["steps"], REFERENCE["schedules"][key]):
+        assert schedule(step) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_current_learning_rate_is_readable_at_every_step_and_settable():
+    schedule = schedules.PiecewiseConstantDecay([1, 2], [1.0, 0.5, 0.25])
+    optimizer = SGD(schedule)
+    w = fw.Variable([0.0], dtype=fw.float64)
+    seen = []
+    for _ in range(4):
+        seen.append(optimizer.learning_rate)
+        optimizer.apply_gradients([(np.array([1.0]), w)])
+    assert seen == [1.0, 1.0, 0.5, 0.25] and w.numpy()[0] == pytest.approx(-2.75)
+    with pytest.raises(TypeError, match="learning-rate schedule"):
+        optimizer.learning_rate = 0.1
+    plain = Adam(0.1)
+    plain.learning_rate = 0.2
+    assert plain.learning_rate == 0.2
+    assert SGD(lambda: 0.3).learning_rate == 0.3
+
+
+def test_minimize_with_a_callable_or_a_recorded_tensor():
+    w = fw.Variable([3.0], trainable=False)  # watched explicitly, as tf.keras does
+    SGD(0.25).minimize(lambda: fw.reduce_sum(w * w), var_list=lambda: [w])
+    assert w.numpy()[0] == pytest.approx(1.5)
+    v = fw.Variable([3.0])
+    with fw.GradientTape() as tape:
+        loss = fw.reduce_sum(v * v)
+    SGD(0.25).minimize(loss, [v], tape=tape)
+    assert v.numpy()[0] == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="needs the tape"):
+        SGD().minimize(loss, [v])
+
+
+def test_optimizers_by_name():
+    assert isinstance(optimizers.get("Adam", learning_rate=0.1), Adam)
+    instance = SGD()
+    assert optimizers.get(instance) is instance
+    with pytest.raises(ValueError, match="unknown optimizer 'adamax'"):
+        optimizers.get("adamax")
+
+
+# --- gradient accumulation --------------------------------------------------------------------
+def test_accumulated_micro_batches_equal_one_step_on_the_combined_batch():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(12, 4)).astype(np.float32), rng.integers(0, 3, 12)
+
+    def model_and_optimizer():
+        model = Sequential([Dense(5, "tanh"), Dense(3)])
+        model.build((None, 4))
+        model.set_weights([np.full(v.shape, 0.1 * (i + 1), np.float32) + rng_weights[i]
+                           for i, v in enumerate(model.variables)])
+        return model, Adam(0.05)
+
+    rng_weights = [rng.normal(0, 0.3, s).astype(np.float32) for s in [(4, 5), (5,), (5, 3), (3,)]]
+
+    def grads(model, xs, ys):
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_mean(fw.losses.sparse_categorical_crossentropy(ys, model(xs), True))
+        return tape.gradient(loss, model.trainable_variables)
+
+    whole, whole_opt = model_and_optimizer()
+    micro, micro_opt = model_and_optimizer()
+    accumulator = GradientAccumulator(micro_opt)
+    for _ in range(2):
+        whole_opt.apply_gradients(zip(grads(whole, x, y), whole.trainable_variables))
+        for part in range(3):
+            xs, ys = x[part * 4:(part + 1) * 4], y[part * 4:(part + 1) * 4]
+            accumulator.accumulate(zip(grads(micro, xs, ys), micro.trainable_variables))
+        assert accumulator.steps == 3
+        accumulator.apply_gradients()
+        assert accumulator.steps == 0
+    for a, b in zip(whole.get_weights(), micro.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert int(micro_opt.iterations) == 2
+
+
+def test_accumulator_sums_without_averaging_and_checks_its_inputs():
+    w = fw.Variable([0.0], dtype=fw.float64)
+    accumulator = GradientAccumulator(SGD(1.0), average=False)
+    accumulator.accumulate([(fw.constant([1.0], dtype=fw.float64), w)])
+    accumulator.accumulate([(fw.constant([2.0], dtype=fw.float64), w)])
+    accumulator.apply_gradients()
+    assert w.numpy()[0] == -3.0
+    with pytest.raises(ValueError, match="nothing accumulated"):
+        accumulator.apply_gradients()
+    with pytest.raises(ValueError, match=r"is float64\[2\], the variable float64\[1\]"):
+        accumulator.accumulate([(fw.constant([1.0, 2.0], dtype=fw.float64), w)])
+    with pytest.raises(TypeError, match="where a fw.Variable belongs"):
+        accumulator.accumulate([(fw.constant([1.0]), np.zeros(1))])
+
+
+# --- bad inputs -------------------------------------------------------------------------------
+def test_none_gradients_are_skipped_with_one_warning_naming_the_variables():
+    used, unused = fw.Variable([1.0], name="used"), fw.Variable([1.0], name="head/unused")
+    also = fw.Variable([1.0], name="head/also_unused")
+    optimizer = Adam(0.1)
+    with pytest.warns(UserWarning) as caught:
+        optimizer.apply_gradients(zip([fw.constant([1.0]), None, None], [used, unused, also]))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "'head/unused'" in message and "'head/also_unused'" in message
+    assert "the loss does not depend on them" in message
+    assert unused.numpy()[0] == 1.0 and used.numpy()[0] != 1.0 and unused not in optimizer._slots
+
+
+def test_all_none_gradients_raise():
+    w = fw.Variable([1.0], name="lonely")
+    with pytest.raises(ValueError, match=r"No gradients provided for any variable: \['lonely'\]"):
+        Adam().apply_gradients([(None, w)])
+
+
+@pytest.mark.parametrize("bad_pair, message", [
+    (lambda: (fw.zeros((3,)), fw.Variable(np.zeros(2, np.float32), name="v")),
+     r"variable 'v' has shape \(3,\), the variable \(2,\)"),
+    (lambda: (fw.zeros((2,), dtype=fw.float64), fw.Variable(np.zeros(2, np.float32), name="v")),
+     "variable 'v' has dtype float64, the variable float32"),
+    (lambda: (fw.zeros((2,), dtype=fw.int32), fw.Variable(np.zeros(2, np.int32), name="v")),
+     "variable 'v' has dtype int32; only floating"),
+])
+def test_a_mismatch_is_a_value_error_naming_the_variable_and_nothing_changes(bad_pair, message):
+    good = fw.Variable(np.ones(2, np.float32), name="good")
+    optimizer = Adam(0.1)
+    optimizer.apply_gradients([(fw.ones(2), good)])
+    before, slots = good.numpy(), optimizer.get_slot(good, "momentum").numpy()
+    grad, variable = bad_pair()
+    variable_before = variable.numpy()
+    with pytest.raises(ValueError, match=message):
+        optimizer.apply_gradients(iter([(fw.ones(2), good), (grad, variable)]))
+    assert np.array_equal(good.numpy(), before) and int(optimizer.iterations) == 1
+    assert np.array_equal(optimizer.get_slot(good, "momentum").numpy(), slots)
+    assert np.array_equal(variable.numpy(), variable_before)
+
+
+def test_a_one_shot_zip_is_read_once():
+    variables = [fw.Variable([1.0]), fw.Variable([2.0])]
+    pairs = zip([fw.constant([1.0]), fw.constant([1.0])], variables)
+    SGD(0.5).apply_gradients(pairs)
+    assert [v.numpy()[0] for v in variables] == [0.5, 1.5]
+    assert list(pairs) == []
+
+
+@pytest.mark.parametrize("pairs, error, message", [
+    (lambda w: [], ValueError, r"got no \(gradient, variable\) pairs"),
+    (lambda w: [(fw.ones(1), w), (fw.ones(1), w)], ValueError, "appears twice"),
+    (lambda w: [(w, fw.ones(1))], TypeError, r"zip\(grads, variables\)"),
+    (lambda w: [(fw.ones(1), np.ones(1))], TypeError, "not a fw.Variable"),
+    (lambda w: [fw.ones(1)], TypeError, r"takes \(gradient, variable\) pairs"),
+    (lambda w: [([1.0], w)], TypeError, "expected a tensor or an array"),
+])
+def test_malformed_pairs(pairs, error, message):
+    w = fw.Variable([1.0], name="w")
+    with pytest.raises(error, match=message):
+        SGD().apply_gradients(pairs(w))
+    assert w.numpy()[0] == 1.0
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: SGD(clipnorm=1.0, clipvalue=1.0), "only one of clipnorm, clipvalue"),
+    (lambda: SGD(clipnorm=0.0), "clipnorm must be a positive number"),
+    (lambda: SGD(global_clipnorm=-1), "global_clipnorm must be a positive number"),
+    (lambda: SGD(learning_rate=-0.1), "learning_rate must be a non-negative number"),
+    (lambda: SGD(learning_rate="fast"), "learning_rate must be a non-negative number"),
+    (lambda: SGD(momentum=1.5), r"momentum must be a number in \[0, 1\]"),
+    (lambda: Adam(beta_1=1.0), r"beta_1 must be in \[0, 1\)"),
+    (lambda: Adam(epsilon=-1.0), "epsilon must be >= 0"),
+    (lambda: AdamW(weight_decay=None), "weight_decay must be a number"),
+    (lambda: SGD(weight_decay=-0.1), "weight_decay must be a non-negative number"),
+    (lambda: RMSprop(rho=2.0), r"rho must be in \[0, 1\]"),
+    (lambda: Adagrad(initial_accumulator_value=-1.0), "initial_accumulator_value must be"),
+    (lambda: schedules.ExponentialDecay(0.1, 0, 0.5), "decay_steps must be > 0"),
+    (lambda: schedules.CosineDecay(0.1, -5), "decay_steps must be > 0"),
+    (lambda: schedules.PiecewiseConstantDecay([1, 2], [1.0]), "one entry fewer than values"),
+    (lambda: schedules.PiecewiseConstantDecay([3, 2], [1.0, 0.5, 0.1]), "must increase"),
+])
+def test_bad_optimizer_arguments(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_unknown_slot_name():
+    w = fw.Variable([1.0])
+    optimizer = SGD(0.1, momentum=0.9)
+    optimizer.apply_gradients([(fw.ones(1), w)])
+    with pytest.raises(ValueError, match="has no slot 'velocity'"):
+        optimizer.get_slot(w, "velocity")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SGD(0.1).apply_gradients([(fw.ones(1), w)])

@@ -1,0 +1,166 @@
+"""From a resolved config and its dataset to the objects a training loop uses.
+
+Everything here is built with the public API a user would call by hand: ``layers.Dense`` and
+friends in a ``layers.Sequential``, ``optimizers.Adam(...)`` with a schedule from
+``optimizers.schedules``, and a per-example loss from ``fw.losses``. The only thing the runner
+adds is bookkeeping: which optimizer owns which layers' variables.
+
+Checks that need the data (does the last layer fit the task, does the loss suit the labels) are
+made here and raise ``ConfigError`` naming the config key.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import framework as fw
+import layers
+import optimizers
+
+from .config import Source
+from .data import Dataset
+from .optimizer_schema import optimizer_class, schedule_class
+
+
+@dataclass
+class OptimizerGroup:
+    """One optimizer and the layers whose trainable variables it updates."""
+    name: str
+    optimizer: optimizers.Optimizer
+    layers: list[layers.Layer]
+
+    @property
+    def variables(self) -> list[fw.Variable]:
+        return [v for layer in self.layers for v in layer.trainable_variables]
+
+    def learning_rate(self) -> float:
+        """The rate the next step uses (a schedule is evaluated at the current step)."""
+        return float(self.optimizer.learning_rate)
+
+
+@dataclass
+class Training:
+    """What one training run needs, built and ready: call ``model`` on a batch to use it."""
+    model: layers.Sequential
+    groups: list[OptimizerGroup]
+    loss_fn: Callable[[Any, Any], fw.Tensor]
+    metrics: dict[str, Callable[[np.ndarray, np.ndarray], float]]
+
+    @property
+    def optimizers(self) -> dict[str, optimizers.Optimizer]:
+        """The optimizers by group name, as checkpoints key them."""
+        return {group.name: group.optimizer for group in self.groups}
+
+
+def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Training:
+    """Model, optimizer groups, loss and metrics; the model is built on one training example,
+    so its variables exist for the optimizers and for restoring a checkpoint."""
+    _check_fit(config, data, source)
+    layers_by_name = {spec["name"]: _layer(spec) for spec in config["model"]["layers"]}
+    model = layers.Sequential(list(layers_by_name.values()))
+    model(data.x_train[:1], training=False)
+    if "optimizer" in config:
+        groups = [OptimizerGroup(config["optimizer"].get("name", "model"),
+                                 _optimizer(config["optimizer"], "optimizer", source),
+                                 list(layers_by_name.values()))]
+    else:
+        groups = _groups(config["optimizers"], layers_by_name, source)
+    loss = config["loss"]
+    loss_fn = getattr(fw.losses, loss["name"])
+    if "from_logits" in loss:
+        loss_fn = functools.partial(loss_fn, from_logits=loss["from_logits"])
+    return Training(model, groups, loss_fn,
+                    {name: _metric(name, loss) for name in config["metrics"]})
+
+
+def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
+    """Labels in the form the loss expects: binary cross-entropy wants float (n, 1) targets."""
+    if config["loss"]["name"] == "binary_crossentropy":
+        return labels.astype(np.float32).reshape(-1, 1)
+    return labels
+
+
+def _layer(spec: dict[str, Any]) -> layers.Layer:
+    if spec["type"] == "dense":
+        return layers.Dense(spec["units"], activation=spec.get("activation"),
+                            use_bias=spec["use_bias"],
+                            kernel_initializer=spec["kernel_initializer"],
+                            bias_initializer=spec["bias_initializer"], name=spec["name"])
+    if spec["type"] == "dropout":
+        return layers.Dropout(spec["rate"], name=spec["name"])
+    return layers.Flatten(name=spec["name"])
+
+
+def _groups(specs: list[dict[str, Any]], layers_by_name: dict[str, layers.Layer],
+            source: Source) -> list[OptimizerGroup]:
+    claimed = {name for spec in specs for name in spec.get("layers", [])}
+    groups = []
+    for position, spec in enumerate(specs):
+        names = spec.get("layers") or [name for name, layer in layers_by_name.items()
+                                        if name not in claimed and layer.trainable_variables]
+        groups.append(OptimizerGroup(spec["name"],
+                                     _optimizer(spec, f"optimizers[{position}]", source),
+                                     [layers_by_name[name] for name in names]))
+    return groups
+
+
+def _optimizer(spec: dict[str, Any], key: str, source: Source) -> optimizers.Optimizer:
+    settings = {k: v for k, v in spec.items() if k not in ("type", "name", "layers", "schedule")}
+    try:
+        if "schedule" in spec:
+            schedule = dict(spec["schedule"])
+            make_schedule = schedule_class(schedule.pop("type"))
+            if "learning_rate" in settings:
+                schedule["initial_learning_rate"] = settings["learning_rate"]
+            settings["learning_rate"] = make_schedule(**schedule)
+        return optimizer_class(spec["type"])(**settings)
+    except (TypeError, ValueError) as error:
+        raise source.error(key, f"the optimizer rejects these settings: {error}") from None
+
+
+def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
+    """The last layer's width and the loss must match the task the data turned out to be."""
+    loss = config["loss"]["name"]
+    dense = [(i, spec) for i, spec in enumerate(config["model"]["layers"])
+             if spec["type"] == "dense"]
+    if not dense:
+        raise source.error("model.layers", "needs at least one dense layer")
+    position, last = dense[-1]
+    described = f"data {config['data']['name']!r} is a {data.task} task"
+    suits = {"classification": ("sparse_categorical_crossentropy",),
+             "binary": ("binary_crossentropy", "sparse_categorical_crossentropy"),
+             "regression": ("mean_squared_error",)}[data.task]
+    if loss not in suits:
+        raise source.error("loss.name", f"{loss!r} does not suit the data: {described}; "
+                                        f"use {' or '.join(map(repr, suits))}")
+    if loss == "sparse_categorical_crossentropy":
+        units, why = data.num_classes, f"one output per class: {data.num_classes} classes"
+    else:
+        units, why = 1, "one output per example"
+    if last["units"] != units:
+        raise source.error(f"model.layers[{position}].units",
+                           f"expected {units} ({why}; {described} with loss {loss!r}), "
+                           f"got {last['units']}")
+    for metric in config["metrics"]:
+        if metric == "accuracy" and data.task == "regression":
+            raise source.error("metrics", f"'accuracy' needs class labels, but {described}; "
+                                          f"use 'mae' or 'mse'")
+        if metric != "accuracy" and data.task != "regression":
+            raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
+                                          f"but {described}; use 'accuracy'")
+
+
+def _metric(name: str, loss: dict[str, Any]) -> Callable[[np.ndarray, np.ndarray], float]:
+    """A metric as a function of (labels, predictions) NumPy arrays: a per-example mean."""
+    if name == "mae":
+        return lambda y, p: float(np.mean(np.abs(p - y)))
+    if name == "mse":
+        return lambda y, p: float(np.mean((p - y) ** 2))
+    if loss["name"] == "binary_crossentropy":
+        threshold = 0.0 if loss["from_logits"] else 0.5
+        return lambda y, p: float(np.mean((p > threshold) == (y > 0.5)))
+    return lambda y, p: float(np.mean(np.argmax(p, axis=-1) == y))

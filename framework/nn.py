@@ -13,14 +13,14 @@ from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
 from .primitive import primitive
 from .tensor import convert_to_tensor
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu",
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
            "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits"]
 
 
 @primitive(lambda gg, out, g, y: _relu_grad(gg, y), None)
 def _relu_grad(g, y):
     """``g`` where the ReLU's output is positive, else 0 (the ReLU's own VJP, in one op)."""
-    return np.where(y > 0, g, 0).astype(g.dtype, copy=False)
+    return g * (y > 0)
 
 
 @primitive(lambda g, out, x: _relu_grad(g, out))
@@ -77,16 +77,67 @@ def gelu(features, approximate=False):
     return x * (erf(x * (1 / math.sqrt(2))) + 1) * 0.5
 
 
-def _sparse_xent_vjp(g, out, labels, logits):
+def _softmax_raw(x):
+    e = backend.array_module(x).exp(x - x.max(axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def _rows(x, labels):
+    """Index of each example's label entry in ``x`` seen as (examples, classes)."""
+    xp = backend.array_module(x)
+    return xp.arange(labels.size), labels.reshape(-1)
+
+
+def _xent_grad_vjp_g(gg, out, g, labels, logits):
     hot = one_hot(labels, logits.shape[-1], dtype=logits.dtype)
-    return expand_dims(g, -1) * (softmax(logits) - hot)
+    return reduce_sum(gg * (softmax(logits) - hot), axis=-1)
 
 
-@primitive(None, _sparse_xent_vjp)
+def _xent_grad_vjp_logits(gg, out, g, labels, logits):
+    u = gg * expand_dims(g, -1)
+    p = softmax(logits)
+    return p * (u - reduce_sum(u * p, axis=-1, keepdims=True))
+
+
+@primitive(_xent_grad_vjp_g, None, _xent_grad_vjp_logits)
+def _sparse_xent_grad(g, labels, logits):
+    """``g[..., None] * (softmax(logits) - one_hot(labels))`` in one pass over the logits."""
+    p = _softmax_raw(logits)
+    p.reshape(-1, p.shape[-1])[_rows(p, labels)] -= 1
+    if g.ndim == labels.ndim:
+        p *= g[..., None]
+        return p
+    return p * g[..., None]  # a jacobian's leading axes on g
+
+
+@primitive(None, lambda g, out, labels, logits: _sparse_xent_grad(g, labels, logits))
 def _sparse_xent(labels, logits):
-    log_p = _log_softmax_raw(logits, -1)
-    picked = backend.array_module(logits).take_along_axis(log_p, labels[..., None], axis=-1)
-    return -picked[..., 0]
+    xp = backend.array_module(logits)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_total = xp.log(xp.exp(shifted).sum(axis=-1))
+    picked = shifted.reshape(-1, shifted.shape[-1])[_rows(shifted, labels)]
+    return log_total - picked.reshape(labels.shape)
+
+
+def bias_add(value, bias):
+    """``value + bias`` for a 1-D ``bias`` along the last axis (a Dense layer's bias)."""
+    value, bias = convert_to_tensor(value), convert_to_tensor(bias)
+    if bias.ndim != 1 or not value.ndim or value.shape[-1] != bias.shape[0]:
+        raise ValueError(f"bias_add: bias of shape {bias.shape} does not match the last axis "
+                         f"of a value of shape {value.shape}")
+    return _bias_add(value, bias)
+
+
+def _bias_vjp(g, out, value, bias):
+    """Sum over every axis but the last (and a jacobian's leading axes stay)."""
+    lead = g.ndim - out.ndim
+    return reduce_sum(g, axis=tuple(range(lead, g.ndim - 1)))
+
+
+@primitive(lambda g, out, value, bias: g, _bias_vjp, same_dtype=True)
+def _bias_add(value, bias):
+    return value + bias
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits):

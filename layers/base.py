@@ -21,6 +21,79 @@ from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
 
 
+# Every change to what any layer tracks (an attribute set, a weight added, a tracked list or dict
+# mutated) bumps this counter; ``variables`` caches its walk until the counter moves, so a
+# training step pays for the walk once, not on every ``model.trainable_variables``.
+_structure = [0]
+
+
+def _changed():
+    _structure[0] += 1
+
+
+def _track(value):
+    """Lists and dicts held by a layer become tracking ones, whose changes are noticed."""
+    if isinstance(value, list) and not isinstance(value, TrackedList):
+        return TrackedList(value)
+    if isinstance(value, dict) and not isinstance(value, TrackedDict):
+        return TrackedDict(value)
+    return value
+
+
+def _mutator(method):
+    def mutate(self, *args, **kwargs):
+        _changed()
+        return method(self, *args, **kwargs)
+    mutate.__name__ = method.__name__
+    return mutate
+
+
+class TrackedList(list):
+    """A list a layer holds: appending a sublayer later still shows up in ``variables``."""
+
+    def __init__(self, items=()):
+        super().__init__(_track(item) for item in items)
+
+    def append(self, item):
+        _changed()
+        super().append(_track(item))
+
+    def extend(self, items):
+        _changed()
+        super().extend(_track(item) for item in items)
+
+    def insert(self, index, item):
+        _changed()
+        super().insert(index, _track(item))
+
+    def __setitem__(self, index, item):
+        _changed()
+        super().__setitem__(index, [_track(i) for i in item] if isinstance(index, slice)
+                            else _track(item))
+
+    for _name in ("remove", "pop", "clear", "sort", "reverse", "__delitem__", "__iadd__",
+                  "__imul__"):
+        locals()[_name] = _mutator(getattr(list, _name))
+    del _name
+
+
+class TrackedDict(dict):
+    """A dict a layer holds, with the same change tracking as ``TrackedList``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for key, item in self.items():
+            super().__setitem__(key, _track(item))
+
+    def __setitem__(self, key, item):
+        _changed()
+        super().__setitem__(key, _track(item))
+
+    for _name in ("__delitem__", "pop", "popitem", "clear", "update", "setdefault"):
+        locals()[_name] = _mutator(getattr(dict, _name))
+    del _name
+
+
 def _tracked(value, path):
     """``(path, layer or variable)`` for everything tracked inside an attribute's value."""
     if isinstance(value, (Layer, Variable)):
@@ -51,7 +124,7 @@ class Layer:
     built = False
     dtype = fw.float32
     # Bookkeeping attributes whose variables or layers are accounted for elsewhere.
-    _untracked_attributes = frozenset({"_own_weights", "_frozen"})
+    _untracked_attributes = frozenset({"_own_weights", "_frozen", "_variables_cache"})
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None):
         """``input_shape`` (without the batch axis) is Keras 2's way to declare what the layer
@@ -68,6 +141,14 @@ class Layer:
         self._frozen = []  # variables this layer made non-trainable, to restore on unfreeze
         self._build_input_shape = None
         self._declared_input_shape = None if input_shape is None else (None, *input_shape)
+
+    def __setattr__(self, name, value):
+        _changed()
+        object.__setattr__(self, name, _track(value))
+
+    def __delattr__(self, name):
+        _changed()
+        object.__delattr__(self, name)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -175,6 +256,7 @@ class Layer:
         if trainable and not self._trainable:
             self._frozen.append(variable)
         self._own_weights.append(variable)
+        _changed()
         return variable
 
     def _attribute_items(self):
@@ -227,7 +309,11 @@ class Layer:
     @property
     def variables(self):
         """All variables of this layer and its sublayers: own ones first, then each sublayer's."""
-        return [variable for _, variable in self._walk("", set(), set())]
+        cache = self.__dict__.get("_variables_cache")
+        if cache is None or cache[0] != _structure[0]:
+            cache = (_structure[0], [variable for _, variable in self._walk("", set(), set())])
+            object.__setattr__(self, "_variables_cache", cache)
+        return list(cache[1])
 
     @property
     def trainable_variables(self):

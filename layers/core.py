@@ -41,7 +41,7 @@ class Dense(Layer):
     def call(self, inputs):
         outputs = fw.matmul(inputs, self.kernel)
         if self.bias is not None:
-            outputs = fw.add(outputs, self.bias)
+            outputs = fw.nn.bias_add(outputs, self.bias)
         return self.activation(outputs)
 
     def compute_output_shape(self, input_shape):

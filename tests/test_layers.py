@@ -428,3 +428,37 @@ def test_a_declared_input_shape_builds_when_weights_are_needed():
     lines = []
     Sequential([Flatten(input_shape=(2, 2)), Dense(1)]).summary(print_fn=lines.append)
     assert "Total params: 5" in lines
+
+
+def test_variables_see_sublayers_added_to_lists_and_dicts_after_the_first_read():
+    # ``variables`` is cached between structural changes; every way of changing what a layer
+    # holds must invalidate it, or a new layer's weights would silently miss the gradient.
+    class Blocks(Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = []
+            self.heads = {}
+            self.nested = [[]]
+
+        def call(self, x):
+            for block in self.blocks + list(self.heads.values()) + self.nested[0]:
+                x = block(x)
+            return x
+
+    model = Blocks()
+    x = fw.ones((2, 3))
+    assert model.variables == []
+    model.blocks.append(Dense(3))
+    model(x)
+    assert len(model.variables) == 2
+    model.heads["out"] = Dense(3)
+    model.nested[0].append(Dense(3))
+    model(x)
+    assert len(model.variables) == 6
+    model.blocks.pop()
+    assert len(model.variables) == 4
+    model.extra = Dense(3)
+    model.extra(x)
+    assert len(model.variables) == 6
+    del model.extra
+    assert len(model.variables) == 4

@@ -261,6 +261,8 @@ NN_CASES = [
     ("nn.log_softmax", fw.nn.log_softmax, np_log_softmax, [LOGITS]),
     ("nn.log_softmax_axis0", lambda x: fw.nn.log_softmax(x, axis=0),
      lambda x: np_log_softmax(x, 0), [LOGITS]),
+    ("nn.bias_add", fw.nn.bias_add, np.add, [X34, normal(4)]),
+    ("nn.bias_add_3d", fw.nn.bias_add, np.add, [normal(2, 3, 4), normal(4)]),
     ("nn.softplus", fw.nn.softplus, lambda x: np.logaddexp(x, 0), [X34]),
     ("nn.gelu", fw.nn.gelu, np_gelu, [X34]),
     ("nn.gelu_approximate", lambda x: fw.nn.gelu(x, approximate=True),

@@ -1,34 +1,54 @@
 """Reductions over axes. Their VJPs put the reduced axes back and broadcast ``g`` over them."""
+import math
+
 import numpy as np
 
+from .. import backend
 from .math import cast, equal
-from .shape import _axes, _lead, broadcast_to, reshape
+from .shape import _axes, reshape
+from ..primitive import primitive
 
 
 def _kept_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def _spread(g, out, x, axis, keepdims):
-    """``g`` (with any leading axes) broadcast back over the axes the reduction removed."""
-    lead = _lead(g, out)
-    shape = x.shape
-    kept = _kept_shape(shape, _axes(axis, len(shape)))
-    if not keepdims:
-        g = reshape(g, g.shape[:lead] + kept)
-    return broadcast_to(g, g.shape[:lead] + shape)
+def _spread_vjp(gg, out, g, shape, axes, keepdims, scale):
+    """The adjoint of spreading: sum the spread axes back (leading axes of ``gg`` stay)."""
+    lead = gg.ndim - len(shape)
+    total = _reduce_sum(gg, axis=tuple(lead + a for a in axes), keepdims=keepdims)
+    return total * scale if scale != 1 else total
+
+
+@primitive(_spread_vjp)
+def _spread_op(g, shape, axes, keepdims, scale):
+    """``g * scale`` put back over the reduced ``axes`` of ``shape``, in one pass."""
+    lead = g.ndim - len(shape) + (0 if keepdims else len(axes))
+    out = backend.array_module(g).empty(g.shape[:lead] + shape, dtype=g.dtype)
+    out[...] = g.reshape(g.shape[:lead] + _kept_shape(shape, axes))
+    if scale != 1:
+        out *= scale
+    return out
+
+
+def _spread(g, x, axis, keepdims, scale=1):
+    """The cotangent ``g`` of a reduction of ``x``, spread back over ``x``'s shape."""
+    shape = x._value.shape
+    return _spread_op(g, shape=shape, axes=_axes(axis, len(shape)), keepdims=keepdims,
+                      scale=scale)
 
 
 def _count(x, axis):
-    return int(np.prod([x.shape[a] for a in _axes(axis, x.ndim)], dtype=np.int64))
+    shape = x._value.shape
+    return math.prod(shape[a] for a in _axes(axis, len(shape)))
 
 
 def _sum_vjp(g, out, x, axis, keepdims):
-    return _spread(g, out, x, axis, keepdims)
+    return _spread(g, x, axis, keepdims)
 
 
 def _mean_vjp(g, out, x, axis, keepdims):
-    return _spread(g, out, x, axis, keepdims) / _count(x, axis)
+    return _spread(g, x, axis, keepdims, scale=1 / max(_count(x, axis), 1))
 
 
 def _extreme_vjp(g, out, x, axis, keepdims):
@@ -36,16 +56,13 @@ def _extreme_vjp(g, out, x, axis, keepdims):
     kept = out if keepdims else reshape(out, _kept_shape(x.shape, _axes(axis, x.ndim)))
     hit = cast(equal(x, kept), g.dtype)
     share = hit / _reduce_sum(hit, axis=axis, keepdims=True)
-    return _spread(g, out, x, axis, keepdims) * share
+    return _spread(g, x, axis, keepdims) * share
 
 
 def _axis_param(axis):
     if axis is None or isinstance(axis, (int, np.integer)):
         return None if axis is None else int(axis)
     return tuple(int(a) for a in axis)
-
-
-from ..primitive import primitive  # noqa: E402
 
 
 @primitive(_sum_vjp)

@@ -37,7 +37,7 @@ def _reshape(x, shape):
 
 def reshape(tensor, shape):
     """``tensor`` with a new shape of the same size (one entry may be -1)."""
-    return _reshape(tensor, shape=tuple(int(d) for d in shape))
+    return _reshape(tensor, shape=tuple(map(int, shape)))
 
 
 def _transpose_vjp(g, out, x, perm):

@@ -1,0 +1,203 @@
+"""``mpiexec -n 2 python -m training CONFIG``: the runner data-parallel over two ranks.
+
+Each test launches the runner under MPICH's ``mpiexec`` on this machine and compares with the
+same config run in this process, without MPI: the same final weights and metrics (to float32
+rounding: the ranks sum their gradients in another order), also when the batch splits unevenly
+or leaves a rank an empty shard; files written by rank 0 alone; a resume under MPI that ends
+bit-identical to the uninterrupted MPI run, dropout included. They skip, saying why, where
+mpi4py or mpiexec is missing (``pip install ".[test]"`` brings both), and every launch has a
+timeout, so a hang fails instead of stalling the suite.
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from framework import distributed
+from training.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120
+
+# Iris, 120 train / 30 test examples, two optimizers (Adam; SGD with momentum and a schedule),
+# so that optimizer state and step counts matter. {dropout} is empty or a dropout layer.
+CONFIG = """
+seed = 5
+epochs = 2
+batch_size = 16
+metrics = ["accuracy"]
+
+[data]
+name = "iris"
+standardize = true
+
+[[model.layers]]
+name = "hidden"
+type = "dense"
+units = 16
+activation = "relu"
+{dropout}
+[[model.layers]]
+name = "out"
+type = "dense"
+units = 3
+
+[loss]
+name = "sparse_categorical_crossentropy"
+
+[[optimizers]]
+layers = ["hidden"]
+type = "adam"
+learning_rate = 0.01
+
+[[optimizers]]
+layers = ["out"]
+type = "sgd"
+learning_rate = 0.1
+momentum = 0.9
+
+[optimizers.schedule]
+type = "exponential_decay"
+decay_steps = 5
+decay_rate = 0.9
+
+[output]
+plot = false
+step_metrics = true
+"""
+DROPOUT = '\n[[model.layers]]\ntype = "dropout"\nrate = 0.25\n'
+
+
+def _mpiexec():
+    """mpiexec next to this Python (the mpich wheel puts it there), else on PATH."""
+    if importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpi4py is not installed (pip install '.[test]' or '.[mpi]' brings it)")
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    if not found:
+        pytest.skip("no mpiexec next to the Python executable or on PATH "
+                    "(pip install '.[test]' brings MPICH's)")
+    return found
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(CONFIG.format(dropout=""))
+    return path
+
+
+def launch(config, output, *args, ranks=2, check=True):
+    """``mpiexec -n ranks python -m training config``; the completed process."""
+    env = {k: v for k, v in os.environ.items() if k not in distributed._LAUNCH_VARS}
+    env.update({"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+                "OMP_NUM_THREADS": "1"})
+    command = [_mpiexec(), "-n", str(ranks), sys.executable, "-m", "training", str(config),
+               "--no-progress", "--output", str(output), *args]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT,
+                          check=False, cwd=config.parent)
+    if check and proc.returncode:
+        pytest.fail(f"mpiexec failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def alone(config, output, *args):
+    """The same run in this process, without MPI."""
+    assert main([str(config), "--no-progress", "--output", str(output), *args]) == 0
+
+
+def arrays(run_dir):
+    """The checkpoint's weights and optimizer state, by name."""
+    with np.load(run_dir / "checkpoint.npz") as archive:
+        return {key: archive[key] for key in archive.files if not key.startswith("__")}
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def assert_close_records(got, expected):
+    assert [list(r) for r in got] == [list(r) for r in expected]  # same keys, same order
+    for g, e in zip(got, expected, strict=True):
+        assert g == pytest.approx(e, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("batch_size", [16, 15, 17],
+                         ids=["even", "uneven-7-8", "last-batch-of-1-row"])
+def test_two_ranks_train_like_one_process(config, tmp_path, batch_size):
+    """16 splits 8/8; 15 splits 7/8 every step; 17 leaves a last batch of 1 row (120 = 7 x 17
+    + 1), so rank 0's shard is empty: each rank's loss is weighted by its rows (train_step)."""
+    setting = f"batch_size={batch_size}"
+    proc = launch(config, tmp_path / "mpi", "--set", setting)
+    alone(config, tmp_path / "one", "--set", setting)
+    mpi, one = arrays(tmp_path / "mpi"), arrays(tmp_path / "one")
+    assert sorted(mpi) == sorted(one)
+    for key, value in one.items():
+        np.testing.assert_allclose(mpi[key], value, rtol=1e-5, atol=1e-7, err_msg=key)
+    # Train and test metrics are the whole sets', combined over the ranks' rows.
+    assert_close_records(records(tmp_path / "mpi/metrics.jsonl"),
+                         records(tmp_path / "one/metrics.jsonl"))
+    assert_close_records(records(tmp_path / "mpi/steps.jsonl"),
+                         records(tmp_path / "one/steps.jsonl"))
+    # Rank 0 alone prints and writes: one line per epoch, one file of each kind.
+    assert proc.stdout.count("test accuracy: ") == 1 and proc.stdout.count("epoch 2/2") == 1
+    assert "2 MPI ranks" in proc.stdout
+    assert ("does not split evenly" in proc.stdout) == (batch_size % 2 == 1)
+    assert sorted(p.name for p in (tmp_path / "mpi").iterdir()) == \
+        ["checkpoint.npz", "config.toml", "metrics.jsonl", "steps.jsonl"]
+    steps = -(-120 // batch_size)
+    assert [r["step"] for r in records(tmp_path / "mpi/metrics.jsonl")] == [steps, 2 * steps]
+
+
+@pytest.mark.mpi
+def test_a_resume_under_mpi_continues_identically(tmp_path):
+    """With dropout, whose masks each rank draws from its own stream: every rank's stream state
+    is in the checkpoint, and only rank 0 reads it."""
+    config = tmp_path / "dropout.toml"
+    config.write_text(CONFIG.format(dropout=DROPOUT))
+    launch(config, tmp_path / "whole", "--set", "epochs=3")
+    launch(config, tmp_path / "parts", "--set", "epochs=1")
+    launch(config, tmp_path / "parts", "--set", "epochs=3", "--resume")
+    whole, parts = arrays(tmp_path / "whole"), arrays(tmp_path / "parts")
+    for key, value in whole.items():
+        np.testing.assert_array_equal(parts[key], value, err_msg=key)
+    for name in ("metrics.jsonl", "steps.jsonl"):
+        assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "parts" / name).read_bytes()
+    # The MPI checkpoint resumes in one process too (rank 0's random stream goes on).
+    alone(config, tmp_path / "parts", "--set", "epochs=4", "--resume")
+    assert len(records(tmp_path / "parts/metrics.jsonl")) == 4
+
+
+@pytest.mark.mpi
+def test_refusals_stop_every_rank_with_one_clear_line(config, tmp_path):
+    """The root's refusal of the run folder reaches the other ranks, which stop quietly; a
+    batch smaller than the number of ranks is a config error; the root alone prints."""
+    assert launch(config, tmp_path / "run", "--print-config").stdout.count("seed = 5") == 1
+    alone(config, tmp_path / "run", "--set", "epochs=1")
+    proc = launch(config, tmp_path / "run", check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.count("already holds a run") == 1, proc.stderr
+    proc = launch(config, tmp_path / "other", "--set", "batch_size=1", check=False)
+    assert proc.returncode != 0
+    assert "batch_size (from --set): 1 is smaller than the 2 MPI ranks" in proc.stderr
+    assert not (tmp_path / "other").exists()
+
+
+def test_started_by_mpiexec_without_mpi4py_is_one_clear_line(config, tmp_path, monkeypatch,
+                                                             capsys):
+    monkeypatch.setattr(distributed, "_w", distributed._World())
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # import fails as if not installed
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setenv("PMI_RANK", "0")
+    assert main([str(config), "--output", str(tmp_path / "run")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("tape-train: error: this process was started by an MPI launcher")
+    assert "pip install 'tape-framework[mpi]'" in error and not (tmp_path / "run").exists()

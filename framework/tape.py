@@ -270,15 +270,15 @@ class GradientTape:
             if g is None:
                 continue
             for a, vjp in zip(args, prim.vjps):
-                if vjp is None or id(a) not in reach:
+                key = id(a)
+                if vjp is None or key not in reach:
                     continue
-                ga = vjp(g, out, *args, **params)
+                ga = vjp(g, out, *args, **params) if params else vjp(g, out, *args)
                 if ga is None:
                     continue
-                shape = ga._value.shape
-                if (shape[lead:] if lead else shape) != a._value.shape:
-                    ga = sum_to_shape(ga, a._value.shape, lead)
-                key = id(a)
+                shape, want = ga._value.shape, a._value.shape
+                if (shape[lead:] if lead else shape) != want:
+                    ga = sum_to_shape(ga, want, lead)
                 prev = get(key)
                 grads[key] = ga if prev is None else add(prev, ga)
         return [get(id(s)) for s in sources]

@@ -3,7 +3,8 @@
 Ops never ask this module which library to use: they call NumPy's functions and array methods,
 and a CuPy array answers them itself through NumPy's dispatch protocols (``__array_ufunc__``,
 ``__array_function__``). So one op body serves both libraries, and the backend setting only
-decides where *new* arrays are created (constants, creation functions, initializers).
+decides where *new* arrays are created (constants, creation functions, initializers). The few
+hot paths that ``framework.kernels`` fuses on the GPU get CuPy from ``cupy_module()``.
 """
 import math
 import os
@@ -15,8 +16,12 @@ _current = {"name": "numpy", "xp": np}
 _cupy = None
 
 
-def _import_cupy():
-    """Import CuPy and check that a GPU is visible; a clear error, never a silent fall-back."""
+def cupy_module():
+    """The CuPy module, imported and checked on first use (``framework.kernels`` gets it here).
+
+    Without CuPy, or with CuPy but no usable GPU, a RuntimeError says which of the two is
+    missing: asking for the GPU never falls back to the host silently.
+    """
     global _cupy
     if _cupy is None:
         try:
@@ -28,9 +33,11 @@ def _import_cupy():
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except Exception as e:  # CUDA driver missing or broken
-            raise RuntimeError(f"backend 'cupy' was asked for, but no GPU is usable: {e}") from e
+            raise RuntimeError(f"backend 'cupy' was asked for: CuPy is installed but no GPU is "
+                               f"visible: {e}") from e
         if count == 0:
-            raise RuntimeError("backend 'cupy' was asked for, but no GPU is visible")
+            raise RuntimeError("backend 'cupy' was asked for: CuPy is installed but no GPU is "
+                               "visible: CUDA reports 0 devices")
         _cupy = cupy
     return _cupy
 
@@ -39,7 +46,7 @@ def set_backend(name):
     """Choose where new arrays live: ``"numpy"`` (host) or ``"cupy"`` (the current GPU)."""
     if name not in _NAMES:
         raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(_NAMES)}")
-    _current["xp"] = _import_cupy() if name == "cupy" else np
+    _current["xp"] = cupy_module() if name == "cupy" else np
     _current["name"] = name
 
 
@@ -81,7 +88,7 @@ def to_device(value, device):
     if device == "cpu":
         return to_host(value)
     if device == "gpu":
-        return _import_cupy().asarray(value)
+        return cupy_module().asarray(value)
     raise ValueError(f"unknown device {device!r}; expected 'cpu' or 'gpu'")
 
 
@@ -118,7 +125,7 @@ _NCCL_TYPES = {"float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": 
 
 
 def _nccl():
-    _import_cupy()
+    cupy_module()
     import cupy.cuda.nccl as nccl  # always importable; ``available`` says if libnccl loaded
     if not nccl.available:
         raise RuntimeError("fw.distributed got GPU arrays, but CuPy cannot load the NCCL library "

@@ -193,11 +193,20 @@ def _convert(value, like):
 
 def _op_error(name, args, error):
     """Re-raise a failed forward with the op's name, its inputs' shapes, dtypes and devices."""
-    desc = ", ".join(f"{a.dtype.name}{list(a.shape)} on {a.device}" for a in args)
-    devices = {backend.device_of(a._value) for a in args}
+    if len({backend.device_of(a._value) for a in args}) > 1:
+        return device_error(name, args)
     kind = type(error) if isinstance(error, (ValueError, TypeError, IndexError)) else ValueError
-    if len(devices) > 1:
-        return ValueError(f"{name}: inputs live on different devices ({desc}); "
-                          f"move them with fw.to_device first")
-    return kind(f"{name}: {error} (inputs: {desc})")
+    return kind(f"{name}: {error} (inputs: {_describe(args)})")
+
+
+def device_error(name, args):
+    """The error for an op whose inputs live on different devices, naming the op and each
+    input's device: CuPy refuses such a mix in arithmetic, and the ops that would merely index
+    one input with the other check it themselves, so no data crosses devices silently."""
+    return ValueError(f"{name}: inputs live on different devices ({_describe(args)}); "
+                      f"move them with fw.to_device first")
+
+
+def _describe(args):
+    return ", ".join(f"{a.dtype.name}{list(a.shape)} on {a.device}" for a in args)
 

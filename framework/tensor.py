@@ -126,17 +126,16 @@ class Variable(Tensor):
         self._trainable = bool(value)
 
     def assign(self, value):
-        """Write ``value`` into the variable in place (same shape; cast to its dtype)."""
-        new = value._value if isinstance(value, Tensor) else value
-        shape = tuple(getattr(new, "shape", None) or np.shape(new))
-        if shape != self.shape:
+        """Write ``value`` into the variable in place (same shape; cast to its dtype).
+
+        Python numbers and lists are converted on the variable's device; an array on the other
+        device is refused, because moving data is the caller's explicit choice (``fw.to_device``).
+        """
+        new = self._operand(value)
+        if tuple(new.shape) != self.shape:
             raise ValueError(
-                f"cannot assign a value of shape {shape} to variable '{self.name}' "
+                f"cannot assign a value of shape {tuple(new.shape)} to variable '{self.name}' "
                 f"of shape {self.shape}")
-        if backend.is_device_array(new) != backend.is_device_array(self._value) \
-                and hasattr(new, "shape") and not isinstance(new, np.generic):
-            raise ValueError(f"cannot assign a {backend.device_of(new)} value to variable "
-                             f"'{self.name}' on {self.device}; move it with fw.to_device first")
         self._value[...] = new
         self._version += 1
         if state.recording:
@@ -144,10 +143,26 @@ class Variable(Tensor):
         return self
 
     def assign_add(self, delta):
-        return self.assign(self._value + _raw(delta, self.dtype))
+        return self.assign(self._value + self._operand(delta))
 
     def assign_sub(self, delta):
-        return self.assign(self._value - _raw(delta, self.dtype))
+        return self.assign(self._value - self._operand(delta))
+
+    def _operand(self, value):
+        """``value`` as something this variable's array combines with: an array on the same
+        device, or a NumPy scalar (which NumPy and CuPy arrays both take) for 0-d host values."""
+        raw = value._value if isinstance(value, Tensor) else value
+        if not hasattr(raw, "shape"):  # Python numbers and lists have no device of their own
+            raw = np.asarray(raw, dtype=self.dtype)
+            if raw.ndim:
+                raw = backend.to_device(raw, self.device)
+        on_device = backend.is_device_array(raw)
+        if not raw.ndim and not on_device:
+            return raw[()]
+        if on_device != backend.is_device_array(self._value):
+            raise ValueError(f"cannot assign a {backend.device_of(raw)} value to variable "
+                             f"'{self.name}' on {self.device}; move it with fw.to_device first")
+        return raw
 
     def to_device(self, device):
         """Move this variable's storage to ``"cpu"`` or ``"gpu"`` in place."""
@@ -165,10 +180,6 @@ class Variable(Tensor):
         return f"<Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={body}>"
 
     __str__ = __repr__
-
-
-def _raw(value, dtype):
-    return value._value if isinstance(value, Tensor) else np.asarray(value, dtype=dtype)
 
 
 def _to_array(value, dtype):

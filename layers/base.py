@@ -392,6 +392,19 @@ class Layer:
         for variable, value in zip(variables, weights):
             variable.assign(backend.to_device(value, variable.device))
 
+    def to_device(self, device):
+        """Move every variable of this layer and its sublayers to ``"cpu"`` or ``"gpu"``, in
+        place, and return the layer.
+
+        The variables stay the same objects, so optimizers keep them (their slots follow on
+        the next step) and so do checkpoints. Inputs must then live on that device too:
+        ``fw.set_backend("cupy")`` creates new tensors on the GPU, ``fw.to_device`` moves one.
+        """
+        self._require_built("to_device()")
+        for variable in self.variables:
+            variable.to_device(device)
+        return self
+
     def count_params(self):
         self._require_built("count_params()")
         return sum(int(v._value.size) for v in self.variables)

@@ -9,6 +9,9 @@ from . import activations, initializers
 from .base import Layer
 
 
+_RELUS = (activations.relu, fw.nn.relu)
+
+
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``, on the last axis of inputs of any rank.
 
@@ -40,9 +43,11 @@ class Dense(Layer):
 
     def call(self, inputs):
         outputs = fw.matmul(inputs, self.kernel)
-        if self.bias is not None:
-            outputs = fw.nn.bias_add(outputs, self.bias)
-        return self.activation(outputs)
+        if self.bias is None:
+            return self.activation(outputs)
+        if self.activation in _RELUS:  # one fused op (one kernel on the GPU) for both steps
+            return fw.nn.bias_add_relu(outputs, self.bias)
+        return self.activation(fw.nn.bias_add(outputs, self.bias))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -1,6 +1,8 @@
 """Adam (with AMSGrad) and AdamW, with Keras 3's update formulas and defaults."""
 import numpy as np
 
+from framework import backend, kernels
+
 from .base import Optimizer
 
 
@@ -29,6 +31,10 @@ class Adam(Optimizer):
         t = scalar(step)
         alpha = (scalar(learning_rate) * np.sqrt(1 - scalar(self.beta_2) ** t)
                  / (1 - scalar(self.beta_1) ** t))
+        if backend.is_device_array(variable) and kernels.fits(variable, gradient, *slots):
+            kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
+                         self.epsilon)
+            return
         tmp, denominator = self._scratch(variable, 2)
         np.subtract(gradient, m, out=tmp)
         tmp *= 1 - self.beta_1

@@ -94,19 +94,25 @@ class Optimizer:
         return 0.0
 
     def build(self, var_list):
-        """Create the slots of the variables that have none yet (``apply_gradients`` does this
-        by itself; a restore calls it before writing saved slots)."""
+        """Create the slots of the variables that have none yet, on each variable's device, and
+        move those of a variable moved since (``Layer.to_device``) after it. ``apply_gradients``
+        does this by itself; a restore calls it before writing saved slots."""
         for variable in var_list:
             if not isinstance(variable, Variable):
                 raise TypeError(f"optimizer '{self.name}' can only keep slots for fw.Variable "
                                 f"objects, got {type(variable).__name__}")
-            if variable not in self._slots:
+            slots = self._slots.get(variable)
+            if slots is None:
                 xp = backend.array_module(variable._value)
                 self._slots[variable] = tuple(
                     Variable(wrap(xp.full(variable.shape, self._slot_initial_value(slot),
                                           dtype=variable.dtype)),
                              trainable=False, name=f"{self.name}/{variable.name}/{slot}")
                     for slot in self._slot_names)
+            elif slots and backend.is_device_array(slots[0]._value) \
+                    != backend.is_device_array(variable._value):
+                for slot in slots:
+                    slot.to_device(variable.device)
 
     def get_slot(self, var, slot_name):
         """The slot variable ``slot_name`` kept for ``var``."""

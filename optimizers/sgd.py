@@ -1,6 +1,8 @@
 """Stochastic gradient descent, with Keras 3's momentum and Nesterov formulas."""
 import numpy as np
 
+from framework import backend, kernels
+
 from .base import Optimizer
 
 
@@ -18,6 +20,9 @@ class SGD(Optimizer):
         self._slot_names = ("momentum",) if self.momentum else ()
 
     def _update_step(self, gradient, variable, slots, learning_rate, step):
+        if backend.is_device_array(variable) and kernels.fits(variable, gradient, *slots):
+            kernels.sgd(gradient, variable, slots, learning_rate, self.momentum, self.nesterov)
+            return
         scaled, look_ahead = self._scratch(variable, 2)
         np.multiply(gradient, variable.dtype.type(learning_rate), out=scaled)
         if not slots:

@@ -139,7 +139,9 @@ def launch(mode, out, n=2, *args, env=None, check=True):
 
 
 def one_process_reference(steps):
-    """The same training in this process, without MPI, on the combined (global) batches."""
+    """The same training in this process, without MPI, on the combined (global) batches, on
+    the host like the workers (whatever backend the session runs on)."""
+    fw.set_backend("numpy")
     x, y = worker.make_data()
     params = worker.make_params(seed=1000)  # rank 0's initial weights, which the broadcast sends
     state = worker.make_adam_state(params)
@@ -256,6 +258,7 @@ class _FakeXp:
 def test_device_buffers_go_to_nccl_and_never_through_mpi(monkeypatch):
     """Without a GPU: a fake device array and fake NCCL check the routing in fw.distributed
     (the NCCL id over MPI once, then one NCCL call per step, the host only for the metadata)."""
+    fw.set_backend("numpy")  # the fake device arrays below stand in for the GPU's
     calls = []
 
     class Request:
@@ -309,18 +312,9 @@ def test_device_buffers_go_to_nccl_and_never_through_mpi(monkeypatch):
         np.testing.assert_array_equal(np.asarray(p._value), np.asarray(a._value))
 
 
-def _gpu_available():
-    try:
-        fw.backend._import_cupy()
-    except RuntimeError:
-        return False
-    return True
-
-
 @pytest.mark.gpu
 @pytest.mark.mpi
-def test_gpu_gradients_and_broadcasts_go_through_nccl(tmp_path):
-    if not _gpu_available():
-        pytest.skip("needs CuPy and an NVIDIA GPU")
+@pytest.mark.parametrize("device_backend", ["cupy"], indirect=True)  # skips saying what is missing
+def test_gpu_gradients_and_broadcasts_go_through_nccl(tmp_path, device_backend):
     launch("gpu", tmp_path, 1, env={"FRAMEWORK_BACKEND": "cupy"})
     assert int(np.load(tmp_path / "rank0.npz")["nccl_calls"]) >= 2

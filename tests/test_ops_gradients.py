@@ -263,6 +263,10 @@ NN_CASES = [
      lambda x: np_log_softmax(x, 0), [LOGITS]),
     ("nn.bias_add", fw.nn.bias_add, np.add, [X34, normal(4)]),
     ("nn.bias_add_3d", fw.nn.bias_add, np.add, [normal(2, 3, 4), normal(4)]),
+    ("nn.bias_add_relu", fw.nn.bias_add_relu, lambda x, b: np.maximum(x + b, 0),
+     [away(3, 4, margin=0.5), _rng.uniform(-0.2, 0.2, 4)]),
+    ("nn.bias_add_relu_3d", fw.nn.bias_add_relu, lambda x, b: np.maximum(x + b, 0),
+     [away(2, 3, 4, margin=0.5), _rng.uniform(-0.2, 0.2, 4)]),
     ("nn.softplus", fw.nn.softplus, lambda x: np.logaddexp(x, 0), [X34]),
     ("nn.gelu", fw.nn.gelu, np_gelu, [X34]),
     ("nn.gelu_approximate", lambda x: fw.nn.gelu(x, approximate=True),
@@ -292,27 +296,11 @@ def _tensors(args):
     return [fw.constant(a) for a in args]
 
 
-def _gpu_usable():
-    previous = fw.get_backend()
-    try:
-        fw.set_backend("cupy")
-        return True
-    except RuntimeError:  # no CuPy or no GPU: a clear error, which here means "numpy only"
-        return False
-    finally:
-        fw.set_backend(previous)
-
-
-BACKENDS = ["numpy"] + ([pytest.param("cupy", marks=pytest.mark.gpu)] if _gpu_usable() else [])
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    """The table's tests run once per usable backend: one suite, not a copied GPU suite."""
-    previous = fw.get_backend()
-    fw.set_backend(request.param)
-    yield request.param
-    fw.set_backend(previous)
+@pytest.fixture
+def backend(each_backend):
+    """The table's tests run once per backend: NumPy, CuPy and the CuPy emulator (conftest.py);
+    one suite, not a copied GPU suite."""
+    return each_backend
 
 
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)

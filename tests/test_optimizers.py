@@ -221,8 +221,13 @@ def test_two_optimizers_on_disjoint_variables_keep_separate_state():
 
 
 # --- clipping, weight decay, schedules, minimize ----------------------------------------------
+def f64(values):
+    """A float64 gradient on the current backend (a NumPy array would be host memory)."""
+    return fw.constant(values, fw.float64)
+
+
 def test_clipnorm_clipvalue_and_global_clipnorm():
-    g = np.array([3.0, 4.0])
+    g = f64([3.0, 4.0])
     w = fw.Variable([0.0, 0.0], dtype=fw.float64)
     SGD(1.0, clipnorm=1.0).apply_gradients([(g, w)])
     assert np.allclose(w.numpy(), [-0.6, -0.8])
@@ -231,10 +236,10 @@ def test_clipnorm_clipvalue_and_global_clipnorm():
     assert np.allclose(w.numpy(), [-3.0, -3.5])
     u, v = fw.Variable([0.0], dtype=fw.float64), fw.Variable([0.0], dtype=fw.float64)
     optimizer = SGD(1.0, global_clipnorm=2.5)
-    optimizer.apply_gradients([(np.array([3.0]), u), (np.array([4.0]), v)])
+    optimizer.apply_gradients([(f64([3.0]), u), (f64([4.0]), v)])
     assert optimizer.global_norm == pytest.approx(5.0)
     assert np.allclose([u.numpy(), v.numpy()], [[-1.5], [-2.0]])
-    optimizer.apply_gradients([(np.array([0.3]), u), (np.array([0.4]), v)])
+    optimizer.apply_gradients([(f64([0.3]), u), (f64([0.4]), v)])
     assert optimizer.global_norm == pytest.approx(0.5)
     assert np.allclose([u.numpy(), v.numpy()], [[-1.8], [-2.4]])
 
@@ -244,10 +249,10 @@ def test_weight_decay_and_its_exclusions():
     bias = fw.Variable([2.0], dtype=fw.float64, name="dense/bias")
     optimizer = SGD(0.1, weight_decay=0.5)
     optimizer.exclude_from_weight_decay(var_names=["bias"])
-    optimizer.apply_gradients([(np.array([0.0]), kernel), (np.array([0.0]), bias)])
+    optimizer.apply_gradients([(f64([0.0]), kernel), (f64([0.0]), bias)])
     assert kernel.numpy()[0] == pytest.approx(2.0 - 2.0 * 0.5 * 0.1) and bias.numpy()[0] == 2.0
     optimizer.exclude_from_weight_decay(var_list=[kernel])
-    optimizer.apply_gradients([(np.array([0.0]), kernel), (np.array([0.0]), bias)])
+    optimizer.apply_gradients([(f64([0.0]), kernel), (f64([0.0]), bias)])
     assert kernel.numpy()[0] == pytest.approx(1.9) and bias.numpy()[0] == pytest.approx(1.9)
 
 
@@ -266,7 +271,7 @@ def test_current_learning_rate_is_readable_at_every_step_and_settable():
     seen = []
     for _ in range(4):
         seen.append(optimizer.learning_rate)
-        optimizer.apply_gradients([(np.array([1.0]), w)])
+        optimizer.apply_gradients([(f64([1.0]), w)])
     assert seen == [1.0, 1.0, 0.5, 0.25] and w.numpy()[0] == pytest.approx(-2.75)
     with pytest.raises(TypeError, match="learning-rate schedule"):
         optimizer.learning_rate = 0.1

@@ -58,8 +58,14 @@ class Training:
 
 def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Training:
     """Model, optimizer groups, loss and metrics; the model is built on one training example,
-    so its variables exist for the optimizers and for restoring a checkpoint."""
+    so its variables exist for the optimizers and for restoring a checkpoint. A ``backend``
+    key switches the framework to it first, so that every variable lives there."""
     _check_fit(config, data, source)
+    if "backend" in config:
+        try:
+            fw.set_backend(config["backend"])
+        except RuntimeError as error:  # CuPy or a GPU missing: one line, naming the key
+            raise source.error("backend", str(error)) from None
     layers_by_name = {spec["name"]: _layer(spec) for spec in config["model"]["layers"]}
     model = layers.Sequential(list(layers_by_name.values()))
     model(data.x_train[:1], training=False)

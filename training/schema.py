@@ -27,6 +27,7 @@ METRICS = ("accuracy", "mae", "mse")
 TOP_FIELDS = {
     "name": Field("a run name (a string)", lambda v: isinstance(v, str) and v.strip() != ""),
     "seed": Field("a non-negative integer", lambda v: is_integer(v) and v >= 0, 0),
+    "backend": one_of(("numpy", "cupy")),  # optional: else the framework's (FRAMEWORK_BACKEND)
     "epochs": positive_int(),
     "batch_size": positive_int(),
     "metrics": array_of_strings(f"an array of metric names from {', '.join(METRICS)}", []),

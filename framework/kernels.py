@@ -1,0 +1,199 @@
+"""Fused CuPy kernels for the hot paths of training an MLP, used only on arrays on the GPU.
+
+On the GPU each NumPy call an op makes is one kernel launch: one more pass over memory and, from
+Python, several microseconds of launch cost. These kernels do in one launch what the unfused
+path does in several:
+
+- ``bias_add_relu``: a Dense layer's bias add and ReLU (2 launches -> 1);
+- ``relu_grad``: the ReLU's backward ``g * (y > 0)`` (2 -> 1);
+- ``sparse_xent`` and ``sparse_xent_grad``: softmax cross-entropy with integer labels, forward
+  (about 8 launches -> 1) and gradient (about 9 -> 1), one thread per example;
+- ``adam`` and ``sgd``: an optimizer's whole update of one variable and its slots (about 10 -> 1).
+
+Matmuls need nothing here: CuPy hands them to cuBLAS. So does ``sum_rows``, the bias gradient
+(a cotangent summed over the batch), as a product with a vector of ones: CuPy's own reduction
+over the first axis of a (batch, units) array runs one block per 32 units, a few dozen blocks
+for a whole GPU, while cuBLAS reads the matrix at full bandwidth.
+
+Each kernel evaluates the formulas of the NumPy path it replaces, in the same order and in the
+arrays' own dtype, so both agree to rounding (the GPU may contract a multiply and an add into
+one FMA). Only float32 and float64 are fused (``fits``); other dtypes, cotangents carrying a
+Jacobian's leading axes and wide softmax rows take the unfused path, which CuPy runs through
+NumPy's dispatch protocols.
+
+The sources are data (``SOURCES``): a kernel object is built from its entry on first use and
+cached, and CuPy compiles it once per dtype (keeping the binary in its disk cache). Being data,
+the same sources are also compiled with nvcc and run on the CPU by the tests, where no GPU is.
+"""
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from . import backend
+
+__all__ = ["SOURCES", "XENT_MAX_CLASSES", "adam", "bias_add_relu", "fits", "fits_xent",
+           "relu_grad", "sgd", "sparse_xent", "sparse_xent_grad", "sum_rows"]
+
+# The arguments of cupy.ElementwiseKernel, in its order.
+Elementwise = namedtuple("Elementwise", "in_params out_params operation")
+
+# One thread walks a whole row of logits, three times: ideal for a classifier's few classes,
+# while wide rows are better served by CuPy's own per-row reductions (the unfused path).
+XENT_MAX_CLASSES = 256
+
+_ROW_MAX_AND_TOTAL = """
+const ptrdiff_t start = i * n;
+T top = logits[start];
+for (ptrdiff_t j = 1; j < n; ++j) {
+  top = logits[start + j] > top ? logits[start + j] : top;
+}
+T total = 0;
+for (ptrdiff_t j = 0; j < n; ++j) {
+  total += exp(logits[start + j] - top);
+}
+"""
+
+SOURCES = {
+    # relu(x + b), with b broadcast along the last axis; NaN passes through as in np.maximum.
+    "fw_bias_add_relu": Elementwise(
+        "T x, T b", "T y",
+        "const T z = x + b; y = z < (T)0 ? (T)0 : z"),
+    # The ReLU's VJP, g * (y > 0), written as the same product so NaN and inf behave alike.
+    "fw_relu_grad": Elementwise(
+        "T g, T y", "T dx",
+        "dx = g * (T)(y > (T)0)"),
+    # Per example: log(sum(exp(row - max))) - (row[label] - max); NaN for a label outside
+    # [0, n), where the CPU path raises (TensorFlow's GPU kernel also answers NaN).
+    "fw_sparse_xent": Elementwise(
+        "raw T logits, L label, int64 n", "T loss",
+        _ROW_MAX_AND_TOTAL + """
+loss = (label < 0 || label >= n) ? (T)nan("")
+                                 : log(total) - (logits[start + label] - top);
+"""),
+    # Per example: (softmax(row) - one_hot(label)) * g, the row written by its own thread.
+    "fw_sparse_xent_grad": Elementwise(
+        "raw T logits, L label, T g, int64 n", "raw T grad",
+        _ROW_MAX_AND_TOTAL + """
+const bool valid = label >= 0 && label < n;
+for (ptrdiff_t j = 0; j < n; ++j) {
+  T p = exp(logits[start + j] - top) / total;
+  if (j == label) p -= (T)1;
+  grad[start + j] = valid ? p * g : (T)nan("");
+}
+"""),
+    # Keras's Adam: m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
+    # w -= alpha m / (sqrt(v) + epsilon), alpha holding the bias corrections.
+    "fw_adam": Elementwise(
+        "T g, T alpha, T one_minus_beta_1, T one_minus_beta_2, T epsilon", "T w, T m, T v",
+        """
+m += (g - m) * one_minus_beta_1;
+v += (g * g - v) * one_minus_beta_2;
+w -= m * alpha / (sqrt(v) + epsilon);
+"""),
+    # AMSGrad divides by the running maximum of v instead.
+    "fw_adam_amsgrad": Elementwise(
+        "T g, T alpha, T one_minus_beta_1, T one_minus_beta_2, T epsilon",
+        "T w, T m, T v, T v_hat",
+        """
+m += (g - m) * one_minus_beta_1;
+v += (g * g - v) * one_minus_beta_2;
+v_hat = v_hat < v ? v : v_hat;
+w -= m * alpha / (sqrt(v_hat) + epsilon);
+"""),
+    "fw_sgd": Elementwise(
+        "T g, T learning_rate", "T w",
+        "w -= g * learning_rate"),
+    # Keras's momentum: velocity = momentum velocity - lr g; w += velocity, or with Nesterov
+    # w += momentum velocity - lr g.
+    "fw_sgd_momentum": Elementwise(
+        "T g, T learning_rate, T momentum, bool nesterov", "T w, T velocity",
+        """
+const T scaled = g * learning_rate;
+velocity = velocity * momentum - scaled;
+w += nesterov ? velocity * momentum - scaled : velocity;
+"""),
+}
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_LABEL_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+_cache = {}
+
+
+def _kernel(name):
+    """The CuPy kernel object for ``SOURCES[name]``, built on first use."""
+    kernel = _cache.get(name)
+    if kernel is None:
+        kernel = _cache[name] = backend.cupy_module().ElementwiseKernel(*SOURCES[name], name=name)
+    return kernel
+
+
+def fits(*arrays):
+    """Whether the kernels take these arrays: all on the GPU, all float32 or all float64."""
+    dtype = arrays[0].dtype
+    return dtype in _FUSED_DTYPES and all(
+        backend.is_device_array(a) and a.dtype == dtype for a in arrays)
+
+
+def fits_xent(labels, logits, g=None):
+    """Whether the cross-entropy kernels take these arrays: float logits (and a cotangent ``g``
+    of the labels' shape: no Jacobian axes) and int32/int64 labels, all on the GPU, with at
+    most ``XENT_MAX_CLASSES`` classes."""
+    floats = (logits,) if g is None else (logits, g)
+    return (fits(*floats) and (g is None or g.shape == labels.shape)
+            and backend.is_device_array(labels) and labels.dtype in _LABEL_DTYPES
+            and 0 < logits.shape[-1] <= XENT_MAX_CLASSES)
+
+
+def bias_add_relu(value, bias):
+    """``relu(value + bias)`` in one pass."""
+    return _kernel("fw_bias_add_relu")(value, bias)
+
+
+def relu_grad(g, y):
+    """``g * (y > 0)`` in one pass (``g`` may carry extra leading axes)."""
+    return _kernel("fw_relu_grad")(g, y)
+
+
+def sum_rows(x, axes):
+    """``x`` summed over ``axes``, consecutive and ending before its last axis (the leading
+    axes, a Jacobian's rows, stay), as ``ones @ x`` on cuBLAS."""
+    lead = axes[0] if axes else x.ndim - 1
+    rows = math.prod(x.shape[lead:-1])
+    ones = _cache.get(("ones", rows, x.dtype))
+    if ones is None:
+        ones = _cache["ones", rows, x.dtype] = backend.cupy_module().ones(rows, x.dtype)
+    if not lead:
+        return ones @ x.reshape(rows, x.shape[-1])
+    summed = ones @ x.reshape(math.prod(x.shape[:lead]), rows, x.shape[-1])
+    return summed.reshape(x.shape[:lead] + x.shape[-1:])
+
+
+def sparse_xent(labels, logits):
+    """Per-example softmax cross-entropy of ``logits`` (..., n) with integer ``labels`` (...)."""
+    logits = backend.cupy_module().ascontiguousarray(logits)  # rows are read by flat index
+    return _kernel("fw_sparse_xent")(logits, labels, logits.shape[-1])
+
+
+def sparse_xent_grad(g, labels, logits):
+    """``(softmax(logits) - one_hot(labels)) * g[..., None]``, each row by one thread."""
+    cupy = backend.cupy_module()
+    logits = cupy.ascontiguousarray(logits)
+    grad = cupy.empty_like(logits)
+    _kernel("fw_sparse_xent_grad")(logits, labels, g, logits.shape[-1], grad)
+    return grad
+
+
+def adam(gradient, variable, slots, alpha, beta_1, beta_2, epsilon):
+    """One Adam step on ``variable`` and its slots (m, v and, for AMSGrad, v_hat), in place."""
+    name = "fw_adam_amsgrad" if len(slots) == 3 else "fw_adam"
+    _kernel(name)(gradient, alpha, 1 - beta_1, 1 - beta_2, epsilon, variable, *slots)
+
+
+def sgd(gradient, variable, slots, learning_rate, momentum, nesterov):
+    """One SGD step on ``variable`` (and its momentum slot, when it has one), in place."""
+    if not slots:
+        _kernel("fw_sgd")(gradient, learning_rate, variable)
+    else:
+        _kernel("fw_sgd_momentum")(gradient, learning_rate, momentum, nesterov, variable,
+                                   *slots)

@@ -7,7 +7,6 @@ the mpi4py wheel and MPICH's); every launch has a timeout, so a hang fails inste
 """
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 
 import framework as fw
 from framework import distributed
+from mpi_launch import find_mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).resolve().parent / "mpi_scripts" / "dp_worker.py"
@@ -111,25 +111,13 @@ def test_launched_by_mpiexec_without_mpi4py_is_a_clear_error(monkeypatch):
 
 
 # --- several processes under mpiexec ----------------------------------------------------------
-def _mpiexec():
-    """mpiexec next to this Python (the mpich wheel puts it there), else on PATH."""
-    if importlib.util.find_spec("mpi4py") is None:
-        pytest.skip("mpi4py is not installed (pip install '.[test]' or '.[mpi]' brings it)")
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.skip("no mpiexec next to the Python executable or on PATH "
-                    "(pip install '.[test]' brings MPICH's)")
-    return found
-
-
 def launch(mode, out, n=2, *args, env=None, check=True):
     """Run ``n`` ranks of the worker; returns the completed process and its wall time."""
     run_env = {k: v for k, v in os.environ.items() if k not in distributed._LAUNCH_VARS}
     run_env.update({"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
                     "OMP_NUM_THREADS": "1", "OMPI_ALLOW_RUN_AS_ROOT": "1",
                     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", **(env or {})})
-    cmd = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), mode, str(out), *args]
+    cmd = [find_mpiexec(), "-n", str(n), sys.executable, str(WORKER), mode, str(out), *args]
     start = time.monotonic()
     proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=TIMEOUT)
     took = time.monotonic() - start

@@ -9,10 +9,8 @@ mpi4py or mpiexec is missing (``pip install ".[test]"`` brings both), and every 
 timeout, so a hang fails instead of stalling the suite.
 """
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 
 from framework import distributed
 from training.cli import main
+from mpi_launch import find_mpiexec
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
@@ -75,18 +74,6 @@ step_metrics = true
 DROPOUT = '\n[[model.layers]]\ntype = "dropout"\nrate = 0.25\n'
 
 
-def _mpiexec():
-    """mpiexec next to this Python (the mpich wheel puts it there), else on PATH."""
-    if importlib.util.find_spec("mpi4py") is None:
-        pytest.skip("mpi4py is not installed (pip install '.[test]' or '.[mpi]' brings it)")
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.skip("no mpiexec next to the Python executable or on PATH "
-                    "(pip install '.[test]' brings MPICH's)")
-    return found
-
-
 @pytest.fixture
 def config(tmp_path):
     path = tmp_path / "tiny.toml"
@@ -99,7 +86,7 @@ def launch(config, output, *args, ranks=2, check=True):
     env = {k: v for k, v in os.environ.items() if k not in distributed._LAUNCH_VARS}
     env.update({"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
                 "OMP_NUM_THREADS": "1"})
-    command = [_mpiexec(), "-n", str(ranks), sys.executable, "-m", "training", str(config),
+    command = [find_mpiexec(), "-n", str(ranks), sys.executable, "-m", "training", str(config),
                "--no-progress", "--output", str(output), *args]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT,
                           check=False, cwd=config.parent)

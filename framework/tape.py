@@ -11,10 +11,9 @@ adding up cotangents per tensor id. A non-persistent tape drops each record once
 memory falls during the backward pass.
 """
 import enum
+import math
 import warnings
 from contextlib import contextmanager
-
-import numpy as np
 
 from . import nest
 from .context import state
@@ -151,7 +150,7 @@ class GradientTape:
         self._begin_differentiation("jacobian")
         (target,) = _tensors([target], "target")
         flat_sources = _tensors(nest.flatten(sources), "source")
-        n = int(np.prod(target.shape))
+        n = math.prod(target.shape)
         eye = _eye_like(target, n)
         parts = self._rows(target, flat_sources, n, parallel_iterations, experimental_use_pfor,
                            lambda rows: reshape(eye[rows], _count(rows) + target.shape),
@@ -174,7 +173,7 @@ class GradientTape:
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(f"batch_jacobian needs target and source with the same leading "
                              f"(batch) dimension, got {target.shape} and {source.shape}")
-        b, ny = target.shape[0], int(np.prod(target.shape[1:]))
+        ny = math.prod(target.shape[1:])
         eye = _eye_like(target, ny)
 
         def seed(rows):  # row j of every example at once: (m, b, y...)
@@ -186,11 +185,11 @@ class GradientTape:
         if chunks is None:
             result = self._unconnected(None, source, 0, [target], mode,
                                        target.shape + source.shape[1:])
-            self._release()
-            return result
-        stacked = transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
+        else:
+            stacked = transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
+            result = reshape(stacked, target.shape + source.shape[1:])
         self._release()
-        return reshape(stacked, target.shape + source.shape[1:])
+        return result
 
     def _rows(self, target, sources, n, parallel_iterations, use_pfor, seed_for, free):
         """Backward passes over the rows of a Jacobian: per source, a list of row blocks."""

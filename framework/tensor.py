@@ -137,10 +137,15 @@ class Variable(Tensor):
                 f"cannot assign a value of shape {tuple(new.shape)} to variable '{self.name}' "
                 f"of shape {self.shape}")
         self._value[...] = new
+        self._mark_updated()
+        return self
+
+    def _mark_updated(self):
+        """After an in-place write (``assign``, an optimizer's update): a new version, so a tape
+        that read the old value refuses to differentiate through it, and the recording tapes told."""
         self._version += 1
         if state.recording:
             note_assign(self)
-        return self
 
     def assign_add(self, delta):
         return self.assign(self._value + self._operand(delta))
@@ -167,7 +172,7 @@ class Variable(Tensor):
     def to_device(self, device):
         """Move this variable's storage to ``"cpu"`` or ``"gpu"`` in place."""
         self._value = backend.to_device(self._value, device)
-        self._version += 1
+        self._mark_updated()
         return self
 
     def read_value(self):

@@ -16,17 +16,9 @@ import numpy as np
 
 import framework as fw
 from framework import backend
-from framework.context import note_assign, state
 from framework.tensor import Tensor, Variable, wrap
 
 from .schedules import LearningRateSchedule
-
-
-def _mark_updated(variable):
-    """What ``Variable.assign`` does after writing: a new version, and the tapes told."""
-    variable._version += 1
-    if state.recording:
-        note_assign(variable)
 
 
 def _check_positive(value, what):
@@ -157,9 +149,9 @@ class Optimizer:
         for grad, variable in zip(grads, variables):
             slots = [slot._value for slot in self._slots[variable]]
             self._update_step(grad, variable._value, slots, learning_rate, step)
-            _mark_updated(variable)
+            variable._mark_updated()
             for slot in self._slots[variable]:
-                _mark_updated(slot)
+                slot._mark_updated()
         self.iterations.assign_add(1)
         return self.iterations
 

@@ -5,21 +5,7 @@ import pytest
 
 import framework as fw
 from layers import MLP, Dense, Dropout, Flatten, Layer, Model, Sequential, activations
-
-
-class SeedMLP(Model):
-    """The seed tutorial's model: Flatten, Dense(100, relu), Dense(10), softmax."""
-
-    def __init__(self):
-        super().__init__()
-        self.flatten = Flatten()
-        self.dense1 = Dense(units=100, activation="relu")
-        self.dense2 = Dense(units=10)
-
-    def call(self, inputs):
-        x = self.flatten(inputs)
-        x = self.dense1(x)
-        return fw.nn.softmax(self.dense2(x))
+from seed_model import SeedMLP
 
 
 def batch(*shape, seed=0):

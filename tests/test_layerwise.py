@@ -4,26 +4,10 @@ import numpy as np
 import pytest
 
 import framework as fw
-from layers import Dense, Flatten, Model
 from optimizers import Adam
+from seed_model import SeedMLP
 
 sklearn_datasets = pytest.importorskip("sklearn.datasets")
-
-
-class MLP(Model):
-    """The seed's model, written as a TensorFlow 2 user writes it."""
-
-    def __init__(self):
-        super().__init__()
-        self.flatten = Flatten()
-        self.dense1 = Dense(units=100, activation="relu")
-        self.dense2 = Dense(units=10)
-
-    def call(self, inputs):
-        x = self.flatten(inputs)
-        x = self.dense1(x)
-        x = self.dense2(x)
-        return fw.nn.softmax(x)
 
 
 def digits():
@@ -61,7 +45,7 @@ def values(variables):
 def test_layerwise_training_with_one_optimizer_per_layer():
     fw.random.set_seed(0)
     train_x, train_y, test_x, test_y = digits()
-    model = MLP()
+    model = SeedMLP()
     optimizer_1 = Adam(learning_rate=1e-3)
     optimizer_2 = Adam(learning_rate=1e-2)
     reference_1, reference_2 = ReferenceAdam(1e-3), ReferenceAdam(1e-2)

@@ -20,64 +20,16 @@ from training.checkpoint import restore_checkpoint
 from training.cli import main
 from training.config import load_config, tomllib
 from training.data import load_dataset
+from tiny_config import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Iris, with dropout (so the random stream matters) and two optimizers with different rules
-# and a schedule (so optimizer state and step counts matter): 120 train examples, 8 steps/epoch.
-TINY = """
-seed = 5
-epochs = 2
-batch_size = 16
-metrics = ["accuracy"]
-
-[data]
-name = "iris"
-standardize = true
-
-[[model.layers]]
-name = "hidden"
-type = "dense"
-units = 16
-activation = "relu"
-
-[[model.layers]]
-type = "dropout"
-rate = 0.25
-
-[[model.layers]]
-name = "out"
-type = "dense"
-units = 3
-
-[loss]
-name = "sparse_categorical_crossentropy"
-
-[[optimizers]]
-layers = ["hidden"]
-type = "adam"
-learning_rate = 0.01
-
-[[optimizers]]
-layers = ["out"]
-type = "sgd"
-learning_rate = 0.1
-momentum = 0.9
-
-[optimizers.schedule]
-type = "exponential_decay"
-decay_steps = 5
-decay_rate = 0.9
-
-[output]
-plot = false
-"""
 
 
 @pytest.fixture
 def config_path(tmp_path):
     path = tmp_path / "tiny.toml"
-    path.write_text(TINY)
+    path.write_text(tiny_config())
     return path
 
 

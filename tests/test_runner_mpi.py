@@ -21,63 +21,16 @@ import pytest
 from framework import distributed
 from training.cli import main
 from mpi_launch import find_mpiexec
+from tiny_config import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
-
-# Iris, 120 train / 30 test examples, two optimizers (Adam; SGD with momentum and a schedule),
-# so that optimizer state and step counts matter. {dropout} is empty or a dropout layer.
-CONFIG = """
-seed = 5
-epochs = 2
-batch_size = 16
-metrics = ["accuracy"]
-
-[data]
-name = "iris"
-standardize = true
-
-[[model.layers]]
-name = "hidden"
-type = "dense"
-units = 16
-activation = "relu"
-{dropout}
-[[model.layers]]
-name = "out"
-type = "dense"
-units = 3
-
-[loss]
-name = "sparse_categorical_crossentropy"
-
-[[optimizers]]
-layers = ["hidden"]
-type = "adam"
-learning_rate = 0.01
-
-[[optimizers]]
-layers = ["out"]
-type = "sgd"
-learning_rate = 0.1
-momentum = 0.9
-
-[optimizers.schedule]
-type = "exponential_decay"
-decay_steps = 5
-decay_rate = 0.9
-
-[output]
-plot = false
-step_metrics = true
-"""
-DROPOUT = '\n[[model.layers]]\ntype = "dropout"\nrate = 0.25\n'
 
 
 @pytest.fixture
 def config(tmp_path):
     path = tmp_path / "tiny.toml"
-    path.write_text(CONFIG.format(dropout=""))
+    path.write_text(tiny_config(dropout=False, step_metrics=True))
     return path
 
 
@@ -149,7 +102,7 @@ def test_a_resume_under_mpi_continues_identically(tmp_path):
     """With dropout, whose masks each rank draws from its own stream: every rank's stream state
     is in the checkpoint, and only rank 0 reads it."""
     config = tmp_path / "dropout.toml"
-    config.write_text(CONFIG.format(dropout=DROPOUT))
+    config.write_text(tiny_config(step_metrics=True))
     launch(config, tmp_path / "whole", "--set", "epochs=3")
     launch(config, tmp_path / "parts", "--set", "epochs=1")
     launch(config, tmp_path / "parts", "--set", "epochs=3", "--resume")

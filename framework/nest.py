@@ -8,6 +8,8 @@ order, as ``tf.nest`` does, so the flat order does not depend on insertion order
 
 def flatten(structure):
     """The leaves of ``structure`` in a stable order (no recursion: deep nests are fine)."""
+    if _is_flat(structure):  # a leaf, or a plain list or tuple of leaves: every training step
+        return list(structure) if structure.__class__ in _SEQUENCES else [structure]
     leaves, stack = [], [structure]
     while stack:
         item = stack.pop()
@@ -26,6 +28,8 @@ def pack_sequence_as(structure, flat):
     Iterative, like ``flatten``, and without a self-referencing closure: a recursive inner
     function is a reference cycle that would keep the gradients alive until the next GC pass.
     """
+    if _is_flat(structure):
+        return structure.__class__(flat) if structure.__class__ in _SEQUENCES else flat[0]
     items, children, stack = [], [], [(structure, None)]
     while stack:  # pre-order, the order in which flatten reads the leaves
         item, parent = stack.pop()
@@ -52,3 +56,13 @@ def pack_sequence_as(structure, flat):
 
 def is_nested(structure):
     return isinstance(structure, (list, tuple, dict))
+
+
+_SEQUENCES = (list, tuple)
+
+
+def _is_flat(structure):
+    """A leaf, or a plain list or tuple (not a subclass, such as a namedtuple) of leaves."""
+    if structure.__class__ in _SEQUENCES:
+        return not any(isinstance(item, (list, tuple, dict)) for item in structure)
+    return not is_nested(structure)

@@ -4,36 +4,42 @@ Softmax, log-softmax and the cross-entropies are primitives rather than composit
 their stable forms subtract the row maximum, and their gradients are short closed forms
 (``softmax - labels``) that are both faster and exact at logits of +-1000.
 
+``dense`` is a Dense layer's product, bias and ReLU as one op: one dispatch, one record and one
+backward step per layer of a training step.
+
 On GPU arrays a few forwards (``bias_add_relu``, the ReLU's gradient, the bias gradient, the
 sparse cross-entropy and its gradient) hand over to fused kernels or cuBLAS
 (``framework.kernels``); the primitives and their VJPs stay the same, so higher orders are
 unaffected, and the host pays one ``is_device_array`` check per call.
 """
 import math
-import threading
 
 import numpy as np
 
 from . import backend, kernels
 from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
+from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
-from .primitive import device_error, primitive
-from .tensor import Tensor, convert_to_tensor
+from .primitive import define, device_error, primitive
+from .tensor import convert_to_tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
-           "bias_add_relu", "sparse_softmax_cross_entropy_with_logits",
+           "bias_add_relu", "dense", "sparse_softmax_cross_entropy_with_logits",
            "softmax_cross_entropy_with_logits"]
 
 
-@primitive(lambda gg, out, g, y: _relu_grad(gg, y), None)
-def _relu_grad(g, y):
-    """``g`` where the ReLU's output is positive, else 0 (the ReLU's own VJP, in one op)."""
+def _masked(g, y):
+    """``g`` where the ReLU's output ``y`` is positive, else 0 (the ReLU's VJP, in one op)."""
     if backend.is_device_array(g) and kernels.fits(g, y):
         return kernels.relu_grad(g, y)
     return g * (y > 0)
 
 
-@primitive(lambda g, out, x: _relu_grad(g, out))
+_relu_grad = define("relu_grad", _masked, lambda gg, out, g, y: _relu_grad(gg, y), None)
+
+
+@primitive(lambda g, out, x: _relu_grad(g, out),
+           raw_vjp=lambda g, out, needs, x: (_masked(g, out),))
 def relu(features):
     return np.maximum(features, 0).astype(features.dtype, copy=False)
 
@@ -110,12 +116,15 @@ def _xent_grad_vjp_logits(gg, out, g, labels, logits):
     return p * (u - reduce_sum(u * p, axis=-1, keepdims=True))
 
 
-@primitive(_xent_grad_vjp_g, None, _xent_grad_vjp_logits)
-def _sparse_xent_grad(g, labels, logits):
+def _xent_grad(g, labels, logits):
     """``g[..., None] * (softmax(logits) - one_hot(labels))`` in one pass over the logits."""
     if backend.is_device_array(logits) and kernels.fits_xent(labels, logits, g):
         return kernels.sparse_xent_grad(g, labels, logits)
-    p = _softmax_raw(logits)
+    return _minus_label_times(_softmax_raw(logits), labels, g)
+
+
+def _minus_label_times(p, labels, g):
+    """``(p - one_hot(labels)) * g[..., None]``, in place on the softmax ``p``."""
     p.reshape(-1, p.shape[-1])[_rows(p, labels)] -= 1
     if g.ndim == labels.ndim:
         p *= g[..., None]
@@ -123,15 +132,30 @@ def _sparse_xent_grad(g, labels, logits):
     return p * g[..., None]  # a jacobian's leading axes on g
 
 
-@primitive(None, lambda g, out, labels, logits: _sparse_xent_grad(g, labels, logits))
+_sparse_xent_grad = define("sparse_xent_grad", _xent_grad, _xent_grad_vjp_g, None,
+                           _xent_grad_vjp_logits)
+
+
+def _xent_raw_vjp(g, out, needs, labels, logits, saved):
+    """The softmax from the forward's exponentials and their sums (on the GPU, the kernel)."""
+    if saved is None:
+        return None, _xent_grad(g, labels, logits)
+    exponentials, totals = saved
+    return None, _minus_label_times(exponentials / totals[..., None], labels, g)
+
+
+@primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
+           raw_vjp=_xent_raw_vjp, saves=True)
 def _sparse_xent(labels, logits):
+    """The per-example loss, and the exponentials and their sums for the backward pass."""
     if backend.is_device_array(logits) and kernels.fits_xent(labels, logits):
-        return kernels.sparse_xent(labels, logits)
+        return kernels.sparse_xent(labels, logits), None
     xp = backend.array_module(logits)
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_total = xp.log(xp.exp(shifted).sum(axis=-1))
+    exponentials = xp.exp(shifted)
+    totals = exponentials.sum(axis=-1)
     picked = shifted.reshape(-1, shifted.shape[-1])[_rows(shifted, labels)]
-    return log_total - picked.reshape(labels.shape)
+    return xp.log(totals) - picked.reshape(labels.shape), (exponentials, totals)
 
 
 def _checked_bias(name, value, bias):
@@ -153,15 +177,22 @@ def _bias_vjp(g, out, value, bias):
     return _sum_batch(g, axes=tuple(range(lead, g.ndim - 1)))
 
 
-@primitive(lambda gg, out, g, axes: _spread(gg, g, axes, False))
-def _sum_batch(g, axes):
+def _batch_sum(g, axes):
     """``g`` summed over its batch ``axes``: a bias gradient (a product with cuBLAS on the GPU)."""
     if backend.is_device_array(g) and kernels.fits(g):
         return kernels.sum_rows(g, axes)
     return g.sum(axis=axes)
 
 
-@primitive(lambda g, out, value, bias: g, _bias_vjp, same_dtype=True)
+_sum_batch = define("sum_batch", _batch_sum, lambda gg, out, g, axes: _spread(gg, g, axes, False))
+
+
+def _bias_raw_vjp(g, out, needs, value, bias):
+    return (g if needs[0] else None,
+            _batch_sum(g, tuple(range(g.ndim - 1))) if needs[1] else None)
+
+
+@primitive(lambda g, out, value, bias: g, _bias_vjp, raw_vjp=_bias_raw_vjp, same_dtype=True)
 def _bias_add(value, bias):
     return value + bias
 
@@ -172,28 +203,12 @@ def bias_add_relu(value, bias):
     return _bias_add_relu(*_checked_bias("bias_add_relu", value, bias))
 
 
-# The tape asks for each argument's VJP in turn, the value's first, with the same cotangent;
-# both VJPs of bias_add_relu start from the ReLU-masked cotangent, so the first keeps it (one
-# per thread) for the second, and the backward masks once, as relu(bias_add(...)) did.
-_masked = threading.local()
-
-
-def _bias_add_relu_value_vjp(g, out, value, bias):
-    masked = _relu_grad(g, out)
-    if g.__class__ is Tensor:  # immutable (unlike a Variable): the same object, the same values
-        _masked.last = (g, out, masked)
-    return masked
-
-
-def _bias_add_relu_bias_vjp(g, out, value, bias):
-    seen_g, seen_out, masked = getattr(_masked, "last", None) or (None, None, None)
-    _masked.last = None
-    if seen_g is not g or seen_out is not out:  # the value needed no gradient
-        masked = _relu_grad(g, out)
-    return _bias_vjp(masked, out, value, bias)
-
-
-@primitive(_bias_add_relu_value_vjp, _bias_add_relu_bias_vjp, same_dtype=True)
+# Both gradients start from the ReLU-masked cotangent: the raw VJP masks once for the two.
+@primitive(lambda g, out, value, bias: _relu_grad(g, out),
+           lambda g, out, value, bias: _bias_vjp(_relu_grad(g, out), out, value, bias),
+           raw_vjp=lambda g, out, needs, value, bias: _bias_raw_vjp(_masked(g, out), out, needs,
+                                                                    value, bias),
+           same_dtype=True)
 def _bias_add_relu(value, bias):
     if backend.is_device_array(value) and kernels.fits(value, bias):
         return kernels.bias_add_relu(value, bias)
@@ -202,27 +217,78 @@ def _bias_add_relu(value, bias):
     return out
 
 
+def dense(inputs, kernel, bias, relu=False):
+    """``inputs @ kernel + bias``, then ReLU when ``relu``: a Dense layer's whole forward as one
+    op, so a training step records, dispatches and walks back one op per layer, and the
+    backward masks the cotangent once for all three gradients."""
+    inputs, kernel, bias = (convert_to_tensor(inputs), convert_to_tensor(kernel),
+                            convert_to_tensor(bias))
+    x, w, b = inputs._value, kernel._value, bias._value
+    if w.ndim != 2 or not x.ndim or x.shape[-1] != w.shape[0] or b.shape != w.shape[1:]:
+        raise ValueError(f"dense: inputs of shape {inputs.shape}, a kernel of shape "
+                         f"{kernel.shape} and a bias of shape {bias.shape} do not fit; they need "
+                         f"(..., n), (n, units) and (units,)")
+    if not x.dtype == w.dtype == b.dtype:
+        raise TypeError(f"dense: inputs, kernel and bias must have one dtype, got "
+                        f"{x.dtype.name}, {w.dtype.name} and {b.dtype.name}")
+    return _dense(inputs, kernel, bias, relu=bool(relu))
+
+
+def _dense_masked(g, out, relu):
+    return _relu_grad(g, out) if relu else g
+
+
+def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
+    if relu:
+        g = _masked(g, out)
+    g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
+    return g_inputs, g_kernel, _batch_sum(g, tuple(range(g.ndim - 1))) if needs[2] else None
+
+
+@primitive(
+    lambda g, out, x, w, b, relu: _matmul_vjp_a(_dense_masked(g, out, relu), out, x, w, False,
+                                                False),
+    lambda g, out, x, w, b, relu: _matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
+                                                False),
+    lambda g, out, x, w, b, relu: _bias_vjp(_dense_masked(g, out, relu), out, x, b),
+    raw_vjp=_dense_raw_vjp)
+def _dense(inputs, kernel, bias, relu):
+    out = inputs @ kernel
+    if backend.is_device_array(out) and kernels.fits(out, bias):
+        return kernels.bias_add_relu(out, bias) if relu else out + bias
+    out += bias
+    if relu:
+        np.maximum(out, 0, out=out)
+    return out
+
+
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
-    if labels.dtype.kind not in "iu":
+    raw, values = labels._value, logits._value
+    if raw.dtype.kind not in "iu":
         raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, "
-                        f"got {labels.dtype.name}")
-    if labels.shape != logits.shape[:-1]:
+                        f"got {raw.dtype.name}")
+    if raw.shape != values.shape[:-1]:
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
                          f"{labels.shape} do not match logits of shape {logits.shape} "
                          f"(expected labels of shape {logits.shape[:-1]})")
-    raw, depth = labels._value, logits.shape[-1]
     on_device = backend.is_device_array(raw)
-    if on_device != backend.is_device_array(logits._value):  # indexing would copy them over
+    if on_device != backend.is_device_array(values):  # indexing would copy them over
         raise device_error("sparse_softmax_cross_entropy_with_logits", (labels, logits))
-    if not on_device and raw.size and (raw.min() < 0 or raw.max() >= depth):
-        # TensorFlow's CPU kernel refuses these too (a -1 would silently pick the last class);
-        # on the GPU the check is skipped, as in TensorFlow, to keep the step free of syncs.
+    # TensorFlow's CPU kernel refuses labels out of range too (a -1 would silently pick the
+    # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
+    # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
+    depth = values.shape[-1]
+    if not on_device and raw.size and _as_unsigned(raw).max() >= depth:
         bad = raw[(raw < 0) | (raw >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
     return _sparse_xent(labels, logits)
+
+
+def _as_unsigned(labels):
+    return labels.view(f"u{labels.itemsize}") if labels.dtype.kind == "i" else labels
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1):

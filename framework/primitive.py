@@ -11,6 +11,12 @@ ops, so an outer tape records the backward pass and nested tapes give any order 
 A VJP may receive a cotangent with extra leading axes (``jacobian`` stacks all rows that way)
 and must let them broadcast through; it never reduces broadcasting itself: the tape does that
 in one place (``framework.tape.sum_to_shape``).
+
+The ops a training step spends its time in also give a ``raw_vjp``: the same derivatives on raw
+arrays, for every argument in one call. A first-order ``gradient`` that no tape records (every
+training step) uses it: no tensor is wrapped and no op dispatched, and what the arguments'
+gradients share (a ReLU mask, a softmax) is computed once. The tensor VJPs stay the definition,
+serve every higher order, and the tests hold the two equal.
 """
 import inspect
 import itertools
@@ -22,28 +28,34 @@ from .tensor import Tensor, convert_to_tensor, scalar_like
 
 
 class Primitive:
-    """What the tape keeps of an op: its name and its VJP table (None: not differentiable)."""
+    """What the tape keeps of an op: its name, its VJP table (None: not differentiable) and
+    its raw first-order VJP, if it has one."""
 
-    __slots__ = ("name", "vjps")
+    __slots__ = ("name", "vjps", "raw_vjp")
 
-    def __init__(self, name, vjps):
+    def __init__(self, name, vjps, raw_vjp=None):
         self.name = name
         self.vjps = vjps
+        self.raw_vjp = raw_vjp
 
     def __repr__(self):
         return f"<primitive {self.name}>"
 
 
-def define(name, forward, *vjps, each_arg=None, same_dtype=False):
+def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_dtype=False):
     """The public op for ``forward`` (on raw arrays) with one VJP per argument.
 
     A variadic primitive (``concat``, ``einsum``) gives instead ``each_arg``: one VJP that also
-    takes the argument's position as its first parameter. ``same_dtype`` refuses mixed operand
-    dtypes, as TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure,
-    specialised for one and two arguments: a call costs a few attribute reads beyond the maths.
+    takes the argument's position as its first parameter. ``raw_vjp(g, out, needs, *args,
+    **params)``, on arrays, returns a gradient (or None) for each argument, computing those whose
+    entry in the tuple ``needs`` is true. With ``saves`` the forward returns ``(out, saved)``:
+    intermediates the raw VJP reuses (a cross-entropy's softmax), which the record keeps and
+    every VJP receives as the keyword ``saved``. ``same_dtype`` refuses mixed operand dtypes, as
+    TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure, specialised
+    for one and two arguments: a call costs a few attribute reads beyond the maths.
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
-    prim = Primitive(name, table)
+    prim = Primitive(name, table, raw_vjp)
     differentiable = table is not None
 
     def unary(x, **params):
@@ -80,31 +92,35 @@ def define(name, forward, *vjps, each_arg=None, same_dtype=False):
         return t
 
     def variadic(*args, **params):
-        if not all(isinstance(a, Tensor) for a in args):
-            args = _convert_args(name, args)
+        for a in args:
+            if not isinstance(a, Tensor):
+                args = _convert_args(name, args)
+                break
         try:
             out = forward(*[a._value for a in args], **params)
         except Exception as e:
             raise _op_error(name, args, e) from e
+        if saves:
+            out, saved = out
         t = _new(Tensor)
         t._value = out
         if state.recording and differentiable:
-            record(prim, tuple(args), t, params)
+            record(prim, tuple(args), t, dict(params, saved=saved) if saves else params)
         return t
 
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
-    op = unary if arity == 1 else binary if arity == 2 else variadic
+    op = unary if arity == 1 and not saves else binary if arity == 2 and not saves else variadic
     op.__name__ = op.__qualname__ = name
     op.__doc__ = forward.__doc__
     op.primitive = prim
     return op
 
 
-def primitive(*vjps, each_arg=None, same_dtype=False):
+def primitive(*vjps, each_arg=None, raw_vjp=None, saves=False, same_dtype=False):
     """Decorator form of ``define``: the decorated function is the forward."""
     def declare(forward):
         return define(forward.__name__.strip("_"), forward, *vjps, each_arg=each_arg,
-                      same_dtype=same_dtype)
+                      raw_vjp=raw_vjp, saves=saves, same_dtype=same_dtype)
     return declare
 
 

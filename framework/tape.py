@@ -8,14 +8,15 @@ tensor points back at a tape, so graphs are freed by reference counting alone.
 ``gradient`` scans the records forward once to find those that depend on the sources, then walks
 just those backwards (execution order is already a topological order: no recursion, no sort),
 adding up cotangents per tensor id. A non-persistent tape drops each record once passed, so
-memory falls during the backward pass.
+memory falls during the backward pass. A first-order pass that no tape records (every training
+step) carries raw arrays instead of tensors and calls the ops' raw VJPs where they have one.
 """
 import enum
 import math
 import warnings
 from contextlib import contextmanager
 
-from . import nest
+from . import backend, nest
 from .context import state
 from .dtypes import is_floating
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
@@ -133,7 +134,7 @@ class GradientTape:
         flat_sources = _tensors(nest.flatten(sources), "source")
         seeds = _seeds(targets, output_gradients)
         grads = self._backward(targets, seeds, flat_sources, lead=0, free=self._frees(mode))
-        grads = [self._unconnected(g, s, i, targets, mode, s.shape)
+        grads = [g if g is not None else self._unconnected(g, s, i, targets, mode, s.shape)
                  for i, (g, s) in enumerate(zip(grads, flat_sources))]
         self._release()
         return nest.pack_sequence_as(sources, grads)
@@ -241,8 +242,8 @@ class GradientTape:
     def _backward(self, targets, seeds, sources, lead, free):
         """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``."""
         records, tracked = self._records, self._tracked
-        source_ids = {id(s) for s in sources if id(s) in tracked}
-        if all(id(w) in source_ids for w in self._watched):
+        source_ids = tracked.intersection(map(id, sources))
+        if source_ids.issuperset(map(id, self._watched)):
             # Everything recorded descends from a watched tensor, so from the sources: no scan.
             reach, relevant = tracked, range(len(records))
         else:
@@ -254,11 +255,15 @@ class GradientTape:
                         relevant.append(i)
                         break
         self._check_versions(relevant)
+        # No tape records this pass and no Jacobian rows lead: cotangents stay raw arrays.
+        raw = not lead and not state.recording
+        pull, fit, plus = (_pull_raw, _fit_raw, _add_raw) if raw else (_pull, sum_to_shape, add)
         grads = {}
         for t, seed in zip(targets, seeds):
             if id(t) in reach:
+                seed = seed._value if raw else seed
                 prev = grads.get(id(t))
-                grads[id(t)] = seed if prev is None else add(prev, seed)
+                grads[id(t)] = seed if prev is None else plus(prev, seed)
         get, pop = grads.get, grads.pop
         for i in reversed(relevant):
             prim, args, out, params = records[i]
@@ -268,19 +273,16 @@ class GradientTape:
             g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
-            for a, vjp in zip(args, prim.vjps):
-                key = id(a)
-                if vjp is None or key not in reach:
-                    continue
-                ga = vjp(g, out, *args, **params) if params else vjp(g, out, *args)
+            for a, ga in zip(args, pull(prim, g, out, args, params, reach)):
                 if ga is None:
                     continue
-                shape, want = ga._value.shape, a._value.shape
-                if (shape[lead:] if lead else shape) != want:
-                    ga = sum_to_shape(ga, want, lead)
+                want = a._value.shape
+                if (ga.shape[lead:] if lead else ga.shape) != want:
+                    ga = fit(ga, want, lead)
+                key = id(a)
                 prev = get(key)
-                grads[key] = ga if prev is None else add(prev, ga)
-        return [get(id(s)) for s in sources]
+                grads[key] = ga if prev is None else plus(prev, ga)
+        return [_as_tensor(get(id(s)), raw) for s in sources]
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
@@ -326,6 +328,39 @@ class GradientTape:
         return "the target does not depend on it (no recorded op connects them)"
 
 
+def _pull(prim, g, out, args, params, reach):
+    """The cotangent of each argument (None where it needs none), from the tensor VJPs."""
+    return [None if vjp is None or id(a) not in reach else
+            vjp(g, out, *args, **params) if params else vjp(g, out, *args)
+            for a, vjp in zip(args, prim.vjps)]
+
+
+def _pull_raw(prim, g, out, args, params, reach):
+    """``_pull`` on raw arrays: the primitive's raw VJP, else its tensor VJPs on wrapped arrays."""
+    raw_vjp = prim.raw_vjp
+    if raw_vjp is None:
+        return [None if ga is None else ga._value
+                for ga in _pull(prim, wrap(g), out, args, params, reach)]
+    return raw_vjp(g, out._value, tuple([id(a) in reach for a in args]),
+                   *[a._value for a in args], **params)
+
+
+def _fit_raw(g, shape, lead):
+    """``sum_to_shape`` on a raw array (raw passes have no leading axes)."""
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, d in enumerate(shape) if d == 1 and g.shape[extra + i] != 1)
+    return g.sum(axis=axes).reshape(shape)
+
+
+def _add_raw(a, b):
+    return a + b
+
+
+def _as_tensor(grad, raw):
+    return wrap(grad) if raw and grad is not None else grad
+
+
 def sum_to_shape(g, shape, lead=0):
     """Sum a broadcast cotangent back to an input's ``shape`` (keeping ``lead`` batch axes)."""
     gshape = g._value.shape
@@ -338,6 +373,8 @@ def sum_to_shape(g, shape, lead=0):
 
 
 def _unconnected_mode(value):
+    if value.__class__ is UnconnectedGradients:
+        return value
     try:
         return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients)
                                     else str(value).lower())
@@ -380,8 +417,7 @@ def _describe(t):
 
 
 def _xp(value):
-    from .backend import array_module
-    return array_module(value)
+    return backend.array_module(value)
 
 
 def _ones_like(value):

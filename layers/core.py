@@ -42,12 +42,11 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, inputs):
-        outputs = fw.matmul(inputs, self.kernel)
         if self.bias is None:
-            return self.activation(outputs)
-        if self.activation in _RELUS:  # one fused op (one kernel on the GPU) for both steps
-            return fw.nn.bias_add_relu(outputs, self.bias)
-        return self.activation(fw.nn.bias_add(outputs, self.bias))
+            return self.activation(fw.matmul(inputs, self.kernel))
+        if self.activation in _RELUS:  # the product, the bias and the ReLU as one op
+            return fw.nn.dense(inputs, self.kernel, self.bias, relu=True)
+        return self.activation(fw.nn.dense(inputs, self.kernel, self.bias))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

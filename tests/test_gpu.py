@@ -80,6 +80,14 @@ def test_bias_add_relu_and_its_gradients(device_backend, launched, shape, dtype)
     assert launched == ["fw_bias_add_relu", "fw_relu_grad", "sum_rows"]  # masked once
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_with_relu_is_one_product_and_one_kernel_each_way(device_backend, launched, dtype):
+    x, w = rng.standard_normal((64, 20)).astype(dtype), rng.standard_normal((20, 33)).astype(dtype)
+    b = rng.standard_normal(33).astype(dtype)
+    assert_same_on_both(lambda x, w, b: fw.nn.dense(x, w, b, relu=True), [x, w, b])
+    assert launched == ["fw_bias_add_relu", "fw_relu_grad", "sum_rows"]
+
+
 def test_relu_gradient_under_a_jacobians_leading_axis(device_backend, launched):
     """The cotangent carries the Jacobian's rows as a leading axis: the kernels broadcast it."""
     value, bias = rng.standard_normal((3, 4)), rng.standard_normal(4)
@@ -357,18 +365,20 @@ def test_the_host_path_never_touches_a_kernel(monkeypatch):
     assert tape.jacobian(out, h).shape == (20, 64, 20, 64)
 
 
-def test_the_backward_of_bias_add_relu_masks_once(monkeypatch):
-    """Both VJPs start from the ReLU-masked cotangent: the value's computes it, the bias's
-    reuses it, so the fused op costs no more in the backward pass than relu(bias_add(...))."""
-    masks, mask = [], fw.nn._relu_grad
-    monkeypatch.setattr(fw.nn, "_relu_grad", lambda g, y: masks.append(g) or mask(g, y))
-    x, b = fw.Variable(rng.standard_normal((4, 3))), fw.Variable(rng.standard_normal(3))
+def test_a_training_backward_masks_each_fused_relu_once(monkeypatch):
+    """The raw first-order backward of a fused op computes the ReLU-masked cotangent once and
+    derives every argument's gradient from it, so fusing costs nothing in the backward pass."""
+    masks, mask = [], fw.nn._masked
+    monkeypatch.setattr(fw.nn, "_masked", lambda g, y: masks.append(g) or mask(g, y))
+    x, w = fw.Variable(rng.standard_normal((4, 3))), fw.Variable(rng.standard_normal((3, 3)))
+    b = fw.Variable(rng.standard_normal(3))
     with fw.GradientTape(persistent=True) as tape:
         y = fw.nn.bias_add_relu(x, b)
+        z = fw.nn.dense(x, w, b, relu=True)
     grads = tape.gradient(y, [x, b])
     assert len(masks) == 1
     np.testing.assert_allclose(grads[1].numpy(), grads[0].numpy().sum(axis=0))
-    assert tape.gradient(y, b) is not None and len(masks) == 2  # the bias alone: masks itself
+    assert len(tape.gradient(z, [x, w, b])) == 3 and len(masks) == 2
 
 
 def test_the_runner_says_what_is_missing_in_one_line(tmp_path, capsys, monkeypatch):

@@ -267,6 +267,15 @@ NN_CASES = [
      [away(3, 4, margin=0.5), _rng.uniform(-0.2, 0.2, 4)]),
     ("nn.bias_add_relu_3d", fw.nn.bias_add_relu, lambda x, b: np.maximum(x + b, 0),
      [away(2, 3, 4, margin=0.5), _rng.uniform(-0.2, 0.2, 4)]),
+    ("nn.dense", fw.nn.dense, lambda x, w, b: x @ w + b, [X34, normal(4, 5), normal(5)]),
+    ("nn.dense_3d", fw.nn.dense, lambda x, w, b: x @ w + b,
+     [normal(2, 3, 4), normal(4, 5), normal(5)]),
+    ("nn.dense_vector", fw.nn.dense, lambda x, w, b: x @ w + b, [normal(4), normal(4, 5),
+                                                                  normal(5)]),
+    ("nn.dense_relu", lambda x, w, b: fw.nn.dense(x, w, b, relu=True),  # kept off the kink
+     lambda x, w, b: np.maximum(x @ w + b, 0),
+     [away(2, 3, 4, margin=0.5), np.eye(4) + _rng.uniform(-0.02, 0.02, (4, 4)),
+      _rng.uniform(-0.05, 0.05, 4)]),
     ("nn.softplus", fw.nn.softplus, lambda x: np.logaddexp(x, 0), [X34]),
     ("nn.gelu", fw.nn.gelu, np_gelu, [X34]),
     ("nn.gelu_approximate", lambda x: fw.nn.gelu(x, approximate=True),
@@ -356,6 +365,23 @@ def test_vectorized_jacobian_matches_gradient_rows(name, f, ref, args, backend):
         expected = np.stack(row).reshape(y.shape + x.shape)
         np.testing.assert_allclose(j.numpy(), expected, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(c.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
+def test_raw_first_order_vjps_equal_the_tensor_vjps(name, f, ref, args, backend):
+    """A gradient no tape records runs the raw VJPs; under an outer tape, the tensor VJPs."""
+    xs = _tensors(args)
+    sources = [x for x in xs if x.dtype == fw.float64]
+    with fw.GradientTape(persistent=True) as tape:
+        tape.watch(sources)
+        y = f(*xs)
+    cotangent = fw.constant(_rng.standard_normal(y.shape))
+    raw = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
+    with fw.GradientTape():  # recording the backward pass: the tensor VJPs
+        tensor = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
+    for r, t, x in zip(raw, tensor, sources):
+        assert r.shape == t.shape == x.shape and r.dtype == t.dtype == x.dtype
+        np.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)

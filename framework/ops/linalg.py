@@ -42,7 +42,25 @@ def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
     return matmul(g, a, transpose_a=True, transpose_b=transpose_a)
 
 
-@primitive(_matmul_vjp_a, _matmul_vjp_b, same_dtype=True)
+def _matmul_raw_vjp(g, out, needs, a, b, transpose_a, transpose_b):
+    """Both products of the matrix rule; a vector argument is a matrix of one row (``a``) or
+    one column (``b``), its axis added to ``g`` and dropped again from its gradient."""
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    if vector_b:
+        b, g = b[:, None], g[..., None]
+    if vector_a:
+        a, g = a[None], g[..., None, :]
+    ga = gb = None
+    if needs[0]:
+        ga = _t(g @ _t(b, not transpose_b), transpose_a)
+        ga = ga[..., 0, :] if vector_a else ga
+    if needs[1]:
+        gb = _t(_t(a, not transpose_a) @ g, transpose_b)
+        gb = gb[..., 0] if vector_b else gb
+    return ga, gb
+
+
+@primitive(_matmul_vjp_a, _matmul_vjp_b, raw_vjp=_matmul_raw_vjp, same_dtype=True)
 def _matmul(a, b, transpose_a, transpose_b):
     return _t(a, transpose_a) @ _t(b, transpose_b)
 

@@ -6,7 +6,7 @@ import numpy as np
 from .. import backend
 from .math import cast, equal
 from .shape import _axes, reshape
-from ..primitive import primitive
+from ..primitive import define, primitive
 
 
 def _kept_shape(shape, axes):
@@ -20,8 +20,7 @@ def _spread_vjp(gg, out, g, shape, axes, keepdims, scale):
     return total * scale if scale != 1 else total
 
 
-@primitive(_spread_vjp)
-def _spread_op(g, shape, axes, keepdims, scale):
+def _spread_raw(g, shape, axes, keepdims, scale):
     """``g * scale`` put back over the reduced ``axes`` of ``shape``, in one pass."""
     lead = g.ndim - len(shape) + (0 if keepdims else len(axes))
     out = backend.array_module(g).empty(g.shape[:lead] + shape, dtype=g.dtype)
@@ -31,6 +30,9 @@ def _spread_op(g, shape, axes, keepdims, scale):
     return out
 
 
+_spread_op = define("spread", _spread_raw, _spread_vjp)
+
+
 def _spread(g, x, axis, keepdims, scale=1):
     """The cotangent ``g`` of a reduction of ``x``, spread back over ``x``'s shape."""
     shape = x._value.shape
@@ -38,9 +40,9 @@ def _spread(g, x, axis, keepdims, scale=1):
                       scale=scale)
 
 
-def _count(x, axis):
-    shape = x._value.shape
-    return math.prod(shape[a] for a in _axes(axis, len(shape)))
+def _mean_scale(shape, axis):
+    """``1 / n`` for a mean of ``n`` elements over ``axis`` of ``shape`` (1 when none)."""
+    return 1 / max(math.prod(shape[a] for a in _axes(axis, len(shape))), 1)
 
 
 def _sum_vjp(g, out, x, axis, keepdims):
@@ -48,7 +50,15 @@ def _sum_vjp(g, out, x, axis, keepdims):
 
 
 def _mean_vjp(g, out, x, axis, keepdims):
-    return _spread(g, x, axis, keepdims, scale=1 / max(_count(x, axis), 1))
+    return _spread(g, x, axis, keepdims, scale=_mean_scale(x._value.shape, axis))
+
+
+def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
+    return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, 1),)
+
+
+def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
+    return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, _mean_scale(x.shape, axis)),)
 
 
 def _extreme_vjp(g, out, x, axis, keepdims):
@@ -65,13 +75,16 @@ def _axis_param(axis):
     return tuple(int(a) for a in axis)
 
 
-@primitive(_sum_vjp)
+@primitive(_sum_vjp, raw_vjp=_sum_raw_vjp)
 def _reduce_sum(x, axis, keepdims):
     return x.sum(axis=axis, keepdims=keepdims)
 
 
-@primitive(_mean_vjp)
+@primitive(_mean_vjp, raw_vjp=_mean_raw_vjp)
 def _reduce_mean(x, axis, keepdims):
+    if x.dtype.kind == "f" and x.size:  # np.mean's sum and division, without its wrapper
+        total = x.sum(axis=axis, keepdims=keepdims)
+        return total / (x.size // total.size)
     return x.mean(axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 

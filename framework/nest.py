@@ -55,14 +55,18 @@ def pack_sequence_as(structure, flat):
 
 
 def is_nested(structure):
-    return isinstance(structure, (list, tuple, dict))
+    return isinstance(structure, _NESTS)
 
 
 _SEQUENCES = (list, tuple)
+_NESTS = (list, tuple, dict)
 
 
 def _is_flat(structure):
     """A leaf, or a plain list or tuple (not a subclass, such as a namedtuple) of leaves."""
     if structure.__class__ in _SEQUENCES:
-        return not any(isinstance(item, (list, tuple, dict)) for item in structure)
-    return not is_nested(structure)
+        for item in structure:
+            if isinstance(item, _NESTS):
+                return False
+        return True
+    return not isinstance(structure, _NESTS)

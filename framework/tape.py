@@ -286,9 +286,12 @@ class GradientTape:
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
+        for var, version in self._versions.values():
+            if var._version != version:
+                break
+        else:
+            return  # nothing changed: the steady state of training
         stale = {k for k, (var, version) in self._versions.items() if var._version != version}
-        if not stale:
-            return
         for i in relevant:
             for a in self._records[i][1]:
                 if id(a) in stale:

@@ -22,7 +22,9 @@ def _mask(condition, like):
 
 
 add = define("add", operator.add, lambda g, out, x, y: g, lambda g, out, x, y: g,
-             raw_vjp=lambda g, out, needs, x, y: (g, g), same_dtype=True)
+             raw_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
+                                                  g if needs[1] else None),
+             same_dtype=True)
 subtract = define("subtract", operator.sub, lambda g, out, x, y: g, lambda g, out, x, y: -g,
                   raw_vjp=lambda g, out, needs, x, y: (g, -g if needs[1] else None),
                   same_dtype=True)

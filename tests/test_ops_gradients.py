@@ -384,6 +384,42 @@ def test_raw_first_order_vjps_equal_the_tensor_vjps(name, f, ref, args, backend)
         np.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
 
 
+RAW_VJP_CASES = [
+    ("add", fw.add, [X34, normal(4)]), ("subtract", fw.subtract, [X34, normal(4)]),
+    ("multiply", fw.multiply, [X34, normal(3, 1)]), ("negative", fw.negative, [X34]),
+    ("square", fw.square, [X34]), ("matmul", fw.matmul, [normal(3, 4), normal(4, 5)]),
+    ("matmul_vector", fw.matmul, [normal(4), normal(4, 5)]),
+    ("bias_add", fw.nn.bias_add, [X34, normal(4)]),
+    ("bias_add_relu", fw.nn.bias_add_relu, [X34, normal(4)]),
+    ("dense", lambda x, w, b: fw.nn.dense(x, w, b, relu=True), [X34, normal(4, 5), normal(5)]),
+    ("relu", fw.nn.relu, [X34]), ("reduce_sum", lambda x: fw.reduce_sum(x, axis=0), [X34]),
+    ("reduce_mean", fw.reduce_mean, [X34]),
+    ("sparse_xent", lambda labels, logits: fw.nn.sparse_softmax_cross_entropy_with_logits(
+        labels, logits), [labels_for(LOGITS), LOGITS]),
+]
+
+
+@pytest.mark.parametrize("name, f, args", RAW_VJP_CASES, ids=[c[0] for c in RAW_VJP_CASES])
+def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args):
+    """``needs`` says which arguments the walk wants: the others get None (no wasted work, and
+    no gradient collected for a constant), the wanted ones their tensor VJP's value."""
+    xs = _tensors(args)
+    with fw.GradientTape() as tape:
+        tape.watch([x for x in xs if x.dtype == fw.float64])
+        y = f(*xs)
+    (prim, inputs, out, params), = tape._records[-1:]
+    assert prim.raw_vjp is not None
+    g = _rng.standard_normal(out.shape)
+    for k, (x, vjp) in enumerate(zip(inputs, prim.vjps)):
+        if vjp is None:
+            continue
+        needs = tuple(i == k for i in range(len(inputs)))
+        grads = prim.raw_vjp(g, out._value, needs, *[a._value for a in inputs], **params)
+        assert [i for i, r in enumerate(grads) if r is not None] == [k]
+        expected = vjp(fw.constant(g), out, *inputs, **params)
+        np.testing.assert_allclose(grads[k], expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
 def test_vectorized_hessian_matches_gradient_rows(name, f, ref, args, backend):
     """Second order under a leading axis: the jacobian of a gradient (the VJPs' own VJPs)."""

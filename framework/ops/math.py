@@ -26,7 +26,8 @@ add = define("add", operator.add, lambda g, out, x, y: g, lambda g, out, x, y: g
                                                   g if needs[1] else None),
              same_dtype=True)
 subtract = define("subtract", operator.sub, lambda g, out, x, y: g, lambda g, out, x, y: -g,
-                  raw_vjp=lambda g, out, needs, x, y: (g, -g if needs[1] else None),
+                  raw_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
+                                                       -g if needs[1] else None),
                   same_dtype=True)
 multiply = define("multiply", operator.mul, lambda g, out, x, y: g * y,
                   lambda g, out, x, y: g * x,

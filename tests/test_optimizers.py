@@ -1,6 +1,7 @@
 """Optimizers: trajectories against the update formulas (NumPy, float64) and against Keras 3
 (keras_reference.json), convergence, lazy slots, clipping, weight decay, schedules, minimize,
-gradient accumulation, and every bad input apply_gradients rejects."""
+gradient accumulation, every bad input apply_gradients rejects, and the grouped updates of
+small variables against the per-variable path, bit for bit."""
 import json
 import os
 import warnings
@@ -449,3 +450,215 @@ def test_unknown_slot_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         SGD(0.1).apply_gradients([(fw.ones(1), w)])
+
+
+# --- grouped ("multi-tensor") updates ---------------------------------------------------------
+def host(array):
+    """A tensor in host memory whatever the backend: small host variables are grouped."""
+    return fw.to_device(fw.constant(array), "cpu")
+
+
+def grouped_shapes():
+    """Variables of mixed dtypes and sizes, and the groups they make (lists of indices):
+    float32 ones in two groups, too many bytes for one, float64 ones (a scalar too) in a third,
+    and two just over the size limit left alone."""
+    largest = optimizers.base.GROUPED_VARIABLE_BYTES // 4  # float32 elements
+    fit = optimizers.base.GROUP_BYTES // optimizers.base.GROUPED_VARIABLE_BYTES
+    mlp = [(64, 100), (100,), (100, 10), (10,)]  # less than one largest
+    float32 = mlp + [(largest,)] * (fit + 1) + [(largest + 1,)]
+    float64 = [(30, 20), (20,), (largest // 2,), (largest // 2 + 1,), ()]
+    first, second, alone = len(mlp) + fit - 1, len(mlp) + fit + 1, len(float32)
+    groups = [list(range(first)), list(range(first, second)),
+              [alone, alone + 1, alone + 2, alone + 4]]
+    shapes = [(s, np.float32) for s in float32] + [(s, np.float64) for s in float64]
+    return shapes, groups, [second, alone + 3]
+
+
+# Before any test turns the grouping off.
+GROUPED_SHAPES, EXPECTED_GROUPS, EXPECTED_ALONE = grouped_shapes()
+
+
+def new_variables(seed=0):
+    rng = np.random.default_rng(seed)
+    return [fw.Variable(host(rng.normal(size=shape).astype(dtype)), name=f"layer{i}/{kind}")
+            for i, (shape, dtype) in enumerate(GROUPED_SHAPES)
+            for kind in ["bias" if len(shape) == 1 else "kernel"]]
+
+
+def random_grads(variables, seed):
+    rng = np.random.default_rng(seed)
+    return [host(rng.normal(size=v.shape).astype(v.dtype)) for v in variables]
+
+
+def state_of(variables, optimizer):
+    """Every variable and slot value, and the step count, as host arrays."""
+    return ([v.numpy() for v in variables] + [s.numpy() for s in optimizer.variables[1:]]
+            + [optimizer.iterations.numpy()])
+
+
+def assert_identical(actual, expected):
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and np.array_equal(a, e), "not bit-identical"
+
+
+@pytest.fixture
+def ungrouped(monkeypatch):
+    """Run what follows on the per-variable path only (nothing small enough to group)."""
+    def switch():
+        monkeypatch.setattr(optimizers.base, "GROUPED_VARIABLE_BYTES", 0)
+    return switch
+
+
+def adamw_sparing_biases():
+    optimizer = AdamW(0.01, weight_decay=0.1)
+    optimizer.exclude_from_weight_decay(var_names=["bias"])
+    return optimizer
+
+
+GROUPED_CASES = {
+    "adam": lambda: Adam(0.01), "amsgrad": lambda: Adam(0.01, amsgrad=True),
+    "adamw": lambda: AdamW(0.01, weight_decay=0.1), "adamw_excluding": adamw_sparing_biases,
+    "adam_global_clipnorm": lambda: Adam(0.01, global_clipnorm=1.0),
+    "sgd": lambda: SGD(0.1), "sgd_momentum": lambda: SGD(0.1, momentum=0.9),
+    "sgd_nesterov": lambda: SGD(0.1, momentum=0.9, nesterov=True),
+    "rmsprop": lambda: RMSprop(0.01),
+    "rmsprop_centered": lambda: RMSprop(0.01, momentum=0.5, centered=True),
+    "adagrad": lambda: Adagrad(0.1),
+    "adam_schedule": lambda: Adam(schedules.ExponentialDecay(0.01, 2, 0.5)),
+}
+
+
+def run_steps(make, steps=4, calls=None):
+    """``steps`` steps of ``make()`` on fresh variables; ``calls(step, variables)`` picks the
+    variables (and None gradients) of each step. Returns the final state and the optimizer."""
+    variables, optimizer = new_variables(), make()
+    for step in range(steps):
+        chosen = calls(step, variables) if calls else variables
+        grads = random_grads(variables, seed=step)
+        pairs = [(None if v is None else g, v if v is not None else u)
+                 for g, v, u in zip(grads, chosen, variables)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the None gradients of a subset
+            optimizer.apply_gradients(pairs)
+    return state_of(variables, optimizer), optimizer, variables
+
+
+@pytest.mark.parametrize("make", GROUPED_CASES.values(), ids=GROUPED_CASES.keys())
+def test_grouped_updates_equal_per_variable_updates_bit_for_bit(make, ungrouped):
+    grouped, optimizer, variables = run_steps(make)
+    ungrouped()
+    assert_identical(grouped, run_steps(make)[0])
+    names = optimizer.get_slot_names()
+    if names:  # each group's slots are views of one flat buffer per slot
+        buffers = [optimizer.get_slot(v, names[-1])._value.base for v in variables]
+        firsts = [buffers[group[0]] for group in EXPECTED_GROUPS]
+        assert all(b is not None for b in firsts) and len(set(map(id, firsts))) == 3
+        for group, buffer in zip(EXPECTED_GROUPS, firsts):
+            assert all(buffers[i] is buffer for i in group)
+        assert all(buffers[i] is None for i in EXPECTED_ALONE)
+        assert all(optimizer.get_slot(v, name).shape == v.shape
+                   for v in variables for name in names)
+
+
+def test_another_set_of_variables_regroups_and_the_slots_carry_on(ungrouped):
+    """Subsets (a None gradient, per-layer calls, one variable) and the whole set again, in
+    turns: every call sees the slots the previous ones left."""
+    def calls(step, variables):
+        return [variables,
+                [None if i == 1 else v for i, v in enumerate(variables)],  # a None gradient
+                [v if i < 4 else None for i, v in enumerate(variables)],  # one layer
+                [v if i >= 4 else None for i, v in enumerate(variables)],  # the others
+                [v if i == 0 else None for i, v in enumerate(variables)],  # one variable
+                variables][step % 6]
+    grouped, optimizer, _ = run_steps(lambda: Adam(0.01, amsgrad=True), 9, calls)
+    assert len(optimizer._plans) == 1  # the plans a regrouping superseded are dropped
+    ungrouped()
+    assert_identical(grouped, run_steps(lambda: Adam(0.01, amsgrad=True), 9, calls)[0])
+
+
+def test_grouped_slots_read_and_write_through_get_slot(ungrouped):
+    runs = []
+    for grouping in (True, False):
+        if not grouping:
+            ungrouped()
+        variables, optimizer = new_variables(), RMSprop(0.01, momentum=0.5, centered=True)
+        seen = []
+        for step in range(4):
+            optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+            seen.append([optimizer.get_slot(v, name).numpy() for v in variables
+                         for name in optimizer.get_slot_names()])
+            if step == 1:  # a write through a slot variable reaches the next grouped update
+                optimizer.get_slot(variables[2], "momentum").assign(
+                    np.full(variables[2].shape, 0.5, np.float32))
+        runs.append([array for arrays in seen for array in arrays]
+                    + state_of(variables, optimizer))
+    assert_identical(*runs)
+
+
+@pytest.mark.parametrize("into", ["a fresh optimizer", "the same optimizer"])
+def test_state_round_trip_then_more_steps_equals_an_uninterrupted_run(into):
+    def make():
+        return Adam(0.01, amsgrad=True)
+
+    variables, optimizer = new_variables(), make()
+    for step in range(3):
+        optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+    weights, state = [v.numpy() for v in variables], optimizer.get_state()
+    for step in range(3, 6):
+        optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+    uninterrupted = state_of(variables, optimizer)
+    if into == "the same optimizer":  # its slots are grouped already: set_state writes into them
+        resumed, restored = optimizer, variables
+    else:
+        resumed, restored = make(), new_variables(seed=1)
+        state["slots"] = {new: state["slots"][old] for old, new in zip(variables, restored)}
+    for variable, value in zip(restored, weights):
+        variable.assign(host(value))
+    resumed.set_state(state)
+    for step in range(3, 6):
+        resumed.apply_gradients(zip(random_grads(restored, step), restored))
+    assert_identical(state_of(restored, resumed), uninterrupted)
+
+
+def test_a_failing_step_leaves_grouped_variables_and_slots_as_they_were(ungrouped):
+    def attempt():
+        variables, optimizer = new_variables(), AdamW(0.01)
+        for step in range(2):
+            optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+        before = state_of(variables, optimizer)
+        for pairs in (list(zip(random_grads(variables, 2), variables)),
+                      list(zip(random_grads(variables, 2), variables))[1:]):  # another set
+            pairs[-1] = (host(np.zeros(3, pairs[-1][1].dtype)), pairs[-1][1])  # bad shape
+            with pytest.raises(ValueError, match=r"has shape \(3,\), the variable"):
+                optimizer.apply_gradients(pairs)
+            assert_identical(state_of(variables, optimizer), before)
+        optimizer.apply_gradients(zip(random_grads(variables, 3), variables))
+        return state_of(variables, optimizer)
+    grouped = attempt()
+    ungrouped()
+    assert_identical(grouped, attempt())
+
+
+@pytest.mark.parametrize("moved", ["one variable", "every variable"])
+def test_grouped_variables_moved_to_the_device_and_back(device_backend, moved):
+    """A move regroups: the moved variables leave their group, and their slots follow them."""
+    runs = []
+    for move in (False, True):
+        variables, optimizer = new_variables(), Adam(0.01)
+        travellers = variables[:1] if moved == "one variable" else variables
+        for step in range(6):
+            if move and step in (2, 4):
+                for variable in travellers:
+                    variable.to_device("gpu" if step == 2 else "cpu")
+            grads = [fw.to_device(g, v.device)
+                     for g, v in zip(random_grads(variables, step), variables)]
+            optimizer.apply_gradients(zip(grads, variables))
+            if move and step == 2:
+                assert all(optimizer.get_slot(v, name).device == "gpu" for v in travellers
+                           for name in ("momentum", "velocity"))
+        assert all(v.device == "cpu" for v in variables)
+        assert optimizer.get_slot(variables[0], "momentum")._value.base is not None  # regrouped
+        runs.append(state_of(variables, optimizer))
+    for expected, actual in zip(*runs, strict=True):
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)

@@ -24,9 +24,9 @@ def _spread_raw(g, shape, axes, keepdims, scale):
     """``g * scale`` put back over the reduced ``axes`` of ``shape``, in one pass."""
     lead = g.ndim - len(shape) + (0 if keepdims else len(axes))
     out = backend.array_module(g).empty(g.shape[:lead] + shape, dtype=g.dtype)
+    if scale != 1:  # scaled before spreading: fewer products, each the same
+        g = g * scale
     out[...] = g.reshape(g.shape[:lead] + _kept_shape(shape, axes))
-    if scale != 1:
-        out *= scale
     return out
 
 

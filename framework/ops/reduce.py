@@ -58,6 +58,10 @@ def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
 
 
 def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
+    if axis is None:  # the mean of everything, as a loss is: one filled array
+        spread = backend.array_module(x).empty(x.shape, dtype=g.dtype)
+        spread[...] = g * (1 / max(x.size, 1))
+        return (spread,)
     return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, _mean_scale(x.shape, axis)),)
 
 

@@ -341,14 +341,20 @@ def test_float32_values_and_gradients_stay_float32(name, f, ref, args, backend):
         assert g.dtype == fw.float32
 
 
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_vectorized_jacobian_matches_gradient_rows(name, f, ref, args, backend):
-    """The VJPs under a leading batch axis (jacobian's pfor path) agree with plain VJPs."""
+def _recorded(f, args):
+    """``f`` on the case's arguments under a persistent tape watching its float64 ones."""
     xs = _tensors(args)
     sources = [x for x in xs if x.dtype == fw.float64]
     with fw.GradientTape(persistent=True) as tape:
         tape.watch(sources)
         y = f(*xs)
+    return tape, y, sources
+
+
+@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
+def test_vectorized_jacobian_matches_gradient_rows(name, f, ref, args, backend):
+    """The VJPs under a leading batch axis (jacobian's pfor path) agree with plain VJPs."""
+    tape, y, sources = _recorded(f, args)
     jac = tape.jacobian(y, sources, unconnected_gradients="zero")
     chunked = tape.jacobian(y, sources, parallel_iterations=5, unconnected_gradients="zero")
     n = int(np.prod(y.shape))
@@ -370,11 +376,7 @@ def test_vectorized_jacobian_matches_gradient_rows(name, f, ref, args, backend):
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
 def test_raw_first_order_vjps_equal_the_tensor_vjps(name, f, ref, args, backend):
     """A gradient no tape records runs the raw VJPs; under an outer tape, the tensor VJPs."""
-    xs = _tensors(args)
-    sources = [x for x in xs if x.dtype == fw.float64]
-    with fw.GradientTape(persistent=True) as tape:
-        tape.watch(sources)
-        y = f(*xs)
+    tape, y, sources = _recorded(f, args)
     cotangent = fw.constant(_rng.standard_normal(y.shape))
     raw = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
     with fw.GradientTape():  # recording the backward pass: the tensor VJPs

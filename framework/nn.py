@@ -28,18 +28,19 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gel
            "softmax_cross_entropy_with_logits"]
 
 
-def _masked(g, y):
+def _relu_grad_raw(g, y):
     """``g`` where the ReLU's output ``y`` is positive, else 0 (the ReLU's VJP, in one op)."""
     if backend.is_device_array(g) and kernels.fits(g, y):
         return kernels.relu_grad(g, y)
     return g * (y > 0)
 
 
-_relu_grad = define("relu_grad", _masked, lambda gg, out, g, y: _relu_grad(gg, y), None)
+_relu_grad = define("relu_grad", _relu_grad_raw, lambda gg, out, g, y: _relu_grad(gg, y),
+                    None)
 
 
 @primitive(lambda g, out, x: _relu_grad(g, out),
-           raw_vjp=lambda g, out, needs, x: (_masked(g, out),))
+           raw_vjp=lambda g, out, needs, x: (_relu_grad_raw(g, out),))
 def relu(features):
     return np.maximum(features, 0).astype(features.dtype, copy=False)
 
@@ -116,7 +117,7 @@ def _xent_grad_vjp_logits(gg, out, g, labels, logits):
     return p * (u - reduce_sum(u * p, axis=-1, keepdims=True))
 
 
-def _xent_grad(g, labels, logits):
+def _sparse_xent_grad_raw(g, labels, logits):
     """``g[..., None] * (softmax(logits) - one_hot(labels))`` in one pass over the logits."""
     if backend.is_device_array(logits) and kernels.fits_xent(labels, logits, g):
         return kernels.sparse_xent_grad(g, labels, logits)
@@ -132,14 +133,14 @@ def _minus_label_times(p, labels, g):
     return p * g[..., None]  # a jacobian's leading axes on g
 
 
-_sparse_xent_grad = define("sparse_xent_grad", _xent_grad, _xent_grad_vjp_g, None,
-                           _xent_grad_vjp_logits)
+_sparse_xent_grad = define("sparse_xent_grad", _sparse_xent_grad_raw, _xent_grad_vjp_g,
+                           None, _xent_grad_vjp_logits)
 
 
 def _xent_raw_vjp(g, out, needs, labels, logits, saved):
     """The softmax from the forward's exponentials and their sums (on the GPU, the kernel)."""
     if saved is None:
-        return None, _xent_grad(g, labels, logits)
+        return None, _sparse_xent_grad_raw(g, labels, logits)
     exponentials, totals = saved
     return None, _minus_label_times(exponentials / totals[..., None], labels, g)
 
@@ -177,19 +178,20 @@ def _bias_vjp(g, out, value, bias):
     return _sum_batch(g, axes=tuple(range(lead, g.ndim - 1)))
 
 
-def _batch_sum(g, axes):
+def _sum_batch_raw(g, axes):
     """``g`` summed over its batch ``axes``: a bias gradient (a product with cuBLAS on the GPU)."""
     if backend.is_device_array(g) and kernels.fits(g):
         return kernels.sum_rows(g, axes)
     return g.sum(axis=axes)
 
 
-_sum_batch = define("sum_batch", _batch_sum, lambda gg, out, g, axes: _spread(gg, g, axes, False))
+_sum_batch = define("sum_batch", _sum_batch_raw,
+                    lambda gg, out, g, axes: _spread(gg, g, axes, False))
 
 
 def _bias_raw_vjp(g, out, needs, value, bias):
     return (g if needs[0] else None,
-            _batch_sum(g, tuple(range(g.ndim - 1))) if needs[1] else None)
+            _sum_batch_raw(g, tuple(range(g.ndim - 1))) if needs[1] else None)
 
 
 @primitive(lambda g, out, value, bias: g, _bias_vjp, raw_vjp=_bias_raw_vjp, same_dtype=True)
@@ -198,16 +200,16 @@ def _bias_add(value, bias):
 
 
 def bias_add_relu(value, bias):
-    """``relu(bias_add(value, bias))`` as one op: a ReLU Dense layer's bias and activation in
-    one kernel on the GPU (one temporary less on the host), with the backward of the two."""
+    """``relu(bias_add(value, bias))`` as one op: one kernel on the GPU (one temporary less on
+    the host), with the backward of the two (``dense`` also fuses the product before it)."""
     return _bias_add_relu(*_checked_bias("bias_add_relu", value, bias))
 
 
 # Both gradients start from the ReLU-masked cotangent: the raw VJP masks once for the two.
 @primitive(lambda g, out, value, bias: _relu_grad(g, out),
            lambda g, out, value, bias: _bias_vjp(_relu_grad(g, out), out, value, bias),
-           raw_vjp=lambda g, out, needs, value, bias: _bias_raw_vjp(_masked(g, out), out, needs,
-                                                                    value, bias),
+           raw_vjp=lambda g, out, needs, value, bias: _bias_raw_vjp(
+               _relu_grad_raw(g, out), out, needs, value, bias),
            same_dtype=True)
 def _bias_add_relu(value, bias):
     if backend.is_device_array(value) and kernels.fits(value, bias):
@@ -240,9 +242,9 @@ def _dense_masked(g, out, relu):
 
 def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
-        g = _masked(g, out)
+        g = _relu_grad_raw(g, out)
     g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
-    return g_inputs, g_kernel, _batch_sum(g, tuple(range(g.ndim - 1))) if needs[2] else None
+    return g_inputs, g_kernel, _sum_batch_raw(g, tuple(range(g.ndim - 1))) if needs[2] else None
 
 
 @primitive(

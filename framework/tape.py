@@ -106,7 +106,7 @@ class GradientTape:
         """Watch a variable (floating ones only); True when the tape now tracks it."""
         if id(variable) in self._tracked:
             return True
-        if variable._value.dtype.kind not in "fc":  # is_floating, on the hot path of recording
+        if not is_floating(variable.dtype):
             return False
         self._tracked.add(id(variable))
         self._watched.append(variable)
@@ -286,12 +286,9 @@ class GradientTape:
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
-        for var, version in self._versions.values():
-            if var._version != version:
-                break
-        else:
-            return  # nothing changed: the steady state of training
         stale = {k for k, (var, version) in self._versions.items() if var._version != version}
+        if not stale:
+            return
         for i in relevant:
             for a in self._records[i][1]:
                 if id(a) in stale:
@@ -350,10 +347,7 @@ def _pull_raw(prim, g, out, args, params, reach):
 
 def _fit_raw(g, shape, lead):
     """``sum_to_shape`` on a raw array (raw passes have no leading axes)."""
-    extra = g.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(
-        extra + i for i, d in enumerate(shape) if d == 1 and g.shape[extra + i] != 1)
-    return g.sum(axis=axes).reshape(shape)
+    return g.sum(axis=_broadcast_axes(g.shape, shape, 0)).reshape(shape)
 
 
 def _add_raw(a, b):
@@ -367,12 +361,18 @@ def _as_tensor(grad, raw):
 def sum_to_shape(g, shape, lead=0):
     """Sum a broadcast cotangent back to an input's ``shape`` (keeping ``lead`` batch axes)."""
     gshape = g._value.shape
-    extra = len(gshape) - lead - len(shape)
-    axes = list(range(lead, lead + extra))
-    axes += [lead + extra + i for i, d in enumerate(shape) if d == 1 and gshape[lead + extra + i] != 1]
+    axes = _broadcast_axes(gshape, shape, lead)
     if axes:
-        g = reduce_sum(g, axis=tuple(axes))
+        g = reduce_sum(g, axis=axes)
     return reshape(g, tuple(gshape[:lead]) + tuple(shape))
+
+
+def _broadcast_axes(gshape, shape, lead):
+    """The axes of a cotangent of shape ``gshape`` that broadcasting added to or stretched
+    from ``shape`` (after ``lead`` batch axes)."""
+    extra = len(gshape) - lead - len(shape)
+    return tuple(range(lead, lead + extra)) + tuple(
+        lead + extra + i for i, d in enumerate(shape) if d == 1 and gshape[lead + extra + i] != 1)
 
 
 def _unconnected_mode(value):

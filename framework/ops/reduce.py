@@ -26,7 +26,11 @@ def _spread_raw(g, shape, axes, keepdims, scale):
     out = backend.array_module(g).empty(g.shape[:lead] + shape, dtype=g.dtype)
     if scale != 1:  # scaled before spreading: fewer products, each the same
         g = g * scale
-    out[...] = g.reshape(g.shape[:lead] + _kept_shape(shape, axes))
+    if not keepdims and (lead or axes != tuple(range(len(axes)))):
+        # reduced axes between kept ones (or after a Jacobian's rows): put them back as 1s;
+        # leading ones, as in a loss's mean over everything, broadcast back by themselves
+        g = g.reshape(g.shape[:lead] + _kept_shape(shape, axes))
+    out[...] = g
     return out
 
 
@@ -40,9 +44,9 @@ def _spread(g, x, axis, keepdims, scale=1):
                       scale=scale)
 
 
-def _mean_scale(shape, axis):
-    """``1 / n`` for a mean of ``n`` elements over ``axis`` of ``shape`` (1 when none)."""
-    return 1 / max(math.prod(shape[a] for a in _axes(axis, len(shape))), 1)
+def _mean_scale(shape, axes):
+    """``1 / n`` for a mean of ``n`` elements over ``axes`` of ``shape`` (1 when none)."""
+    return 1 / max(math.prod(shape[a] for a in axes), 1)
 
 
 def _sum_vjp(g, out, x, axis, keepdims):
@@ -50,7 +54,8 @@ def _sum_vjp(g, out, x, axis, keepdims):
 
 
 def _mean_vjp(g, out, x, axis, keepdims):
-    return _spread(g, x, axis, keepdims, scale=_mean_scale(x._value.shape, axis))
+    shape = x._value.shape
+    return _spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
 
 
 def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
@@ -58,11 +63,8 @@ def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
 
 
 def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
-    if axis is None:  # the mean of everything, as a loss is: one filled array
-        spread = backend.array_module(x).empty(x.shape, dtype=g.dtype)
-        spread[...] = g * (1 / max(x.size, 1))
-        return (spread,)
-    return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, _mean_scale(x.shape, axis)),)
+    axes = _axes(axis, x.ndim)
+    return (_spread_raw(g, x.shape, axes, keepdims, _mean_scale(x.shape, axes)),)
 
 
 def _extreme_vjp(g, out, x, axis, keepdims):

@@ -100,10 +100,12 @@ def _softmax_raw(x):
     return e
 
 
-def _rows(x, labels):
-    """Index of each example's label entry in ``x`` seen as (examples, classes)."""
+def _label_positions(x, labels):
+    """The flat index of each example's label entry in ``x`` (classes on the last axis): a
+    flat index reads and writes several times faster than a (row, column) pair of arrays."""
+    depth = x.shape[-1]
     xp = backend.array_module(x)
-    return xp.arange(labels.size), labels.reshape(-1)
+    return xp.arange(0, labels.size * depth, depth) + labels.reshape(-1)
 
 
 def _xent_grad_vjp_g(gg, out, g, labels, logits):
@@ -126,7 +128,7 @@ def _sparse_xent_grad_raw(g, labels, logits):
 
 def _minus_label_times(p, labels, g):
     """``(p - one_hot(labels)) * g[..., None]``, in place on the softmax ``p``."""
-    p.reshape(-1, p.shape[-1])[_rows(p, labels)] -= 1
+    p.reshape(-1)[_label_positions(p, labels)] -= 1
     if g.ndim == labels.ndim:
         p *= g[..., None]
         return p
@@ -138,25 +140,31 @@ _sparse_xent_grad = define("sparse_xent_grad", _sparse_xent_grad_raw, _xent_grad
 
 
 def _xent_raw_vjp(g, out, needs, labels, logits, saved):
-    """The softmax from the forward's exponentials and their sums (on the GPU, the kernel)."""
+    """``(softmax - one_hot) * g`` from the forward's softmax and label positions: one product
+    and one scattered subtraction (on the GPU, where nothing is saved, the fused kernel)."""
     if saved is None:
         return None, _sparse_xent_grad_raw(g, labels, logits)
-    exponentials, totals = saved
-    return None, _minus_label_times(exponentials / totals[..., None], labels, g)
+    probabilities, positions = saved
+    grad = probabilities * g[..., None]
+    grad.reshape(-1)[positions] -= g.reshape(-1)
+    return None, grad
 
 
 @primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
            raw_vjp=_xent_raw_vjp, saves=True)
 def _sparse_xent(labels, logits):
-    """The per-example loss, and the exponentials and their sums for the backward pass."""
+    """The per-example loss, and the softmax and label positions for the backward pass."""
     if backend.is_device_array(logits) and kernels.fits_xent(labels, logits):
         return kernels.sparse_xent(labels, logits), None
     xp = backend.array_module(logits)
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    exponentials = xp.exp(shifted)
-    totals = exponentials.sum(axis=-1)
-    picked = shifted.reshape(-1, shifted.shape[-1])[_rows(shifted, labels)]
-    return xp.log(totals) - picked.reshape(labels.shape), (exponentials, totals)
+    positions = _label_positions(shifted, labels)
+    loss = -shifted.reshape(-1)[positions].reshape(labels.shape)
+    probabilities = xp.exp(shifted, out=shifted)
+    totals = probabilities.sum(axis=-1)
+    loss += xp.log(totals)
+    probabilities /= totals[..., None]
+    return loss, (probabilities, positions)
 
 
 def _checked_bias(name, value, bias):

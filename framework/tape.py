@@ -132,10 +132,13 @@ class GradientTape:
         self._begin_differentiation("gradient")
         targets = _tensors(nest.flatten(target), "target")
         flat_sources = _tensors(nest.flatten(sources), "source")
-        seeds = _seeds(targets, output_gradients)
-        grads = self._backward(targets, seeds, flat_sources, lead=0, free=self._frees(mode))
-        grads = [g if g is not None else self._unconnected(g, s, i, targets, mode, s.shape)
-                 for i, (g, s) in enumerate(zip(grads, flat_sources))]
+        # No tape records this pass (every training step): cotangents stay raw arrays.
+        raw = not state.recording
+        seeds = _seeds(targets, output_gradients, raw)
+        grads = self._backward(targets, seeds, flat_sources, 0, self._frees(mode), raw)
+        if mode is not UnconnectedGradients.NONE:
+            grads = [g if g is not None else self._unconnected(s, i, targets, mode, s.shape)
+                     for i, (g, s) in enumerate(zip(grads, flat_sources))]
         self._release()
         return nest.pack_sequence_as(sources, grads)
 
@@ -159,7 +162,7 @@ class GradientTape:
         out = []
         for i, (chunks, s) in enumerate(zip(parts, flat_sources)):
             if chunks is None:
-                out.append(self._unconnected(None, s, i, [target], mode, target.shape + s.shape))
+                out.append(self._unconnected(s, i, [target], mode, target.shape + s.shape))
             else:
                 out.append(reshape(_join(chunks), target.shape + s.shape))
         self._release()
@@ -184,7 +187,7 @@ class GradientTape:
         (chunks,) = self._rows(target, [source], ny, parallel_iterations,
                                experimental_use_pfor, seed, self._frees(mode))
         if chunks is None:
-            result = self._unconnected(None, source, 0, [target], mode,
+            result = self._unconnected(source, 0, [target], mode,
                                        target.shape + source.shape[1:])
         else:
             stacked = transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
@@ -201,7 +204,7 @@ class GradientTape:
             rows = slice(start, min(start + step, n))
             seed = seed_for(rows)
             last = k == len(starts) - 1
-            grads = self._backward([target], [seed], sources, lead=1, free=last and free)
+            grads = self._backward([target], [seed], sources, 1, last and free, False)
             for part, g in zip(parts, grads):
                 part.append(g)
         return [None if any(g is None for g in part) else part for part in parts]
@@ -239,8 +242,11 @@ class GradientTape:
         if not self._persistent:
             self._used = True
 
-    def _backward(self, targets, seeds, sources, lead, free):
-        """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``."""
+    def _backward(self, targets, seeds, sources, lead, free, raw):
+        """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``.
+
+        ``raw``: the seeds and every cotangent are raw arrays, pulled back by the raw VJPs, and
+        only the sources' gradients are wrapped (no leading axes then)."""
         records, tracked = self._records, self._tracked
         source_ids = tracked.intersection(map(id, sources))
         if source_ids.issuperset(map(id, self._watched)):
@@ -255,13 +261,10 @@ class GradientTape:
                         relevant.append(i)
                         break
         self._check_versions(relevant)
-        # No tape records this pass and no Jacobian rows lead: cotangents stay raw arrays.
-        raw = not lead and not state.recording
         pull, fit, plus = (_pull_raw, _fit_raw, _add_raw) if raw else (_pull, sum_to_shape, add)
         grads = {}
         for t, seed in zip(targets, seeds):
             if id(t) in reach:
-                seed = seed._value if raw else seed
                 prev = grads.get(id(t))
                 grads[id(t)] = seed if prev is None else plus(prev, seed)
         get, pop = grads.get, grads.pop
@@ -282,13 +285,16 @@ class GradientTape:
                 key = id(a)
                 prev = get(key)
                 grads[key] = ga if prev is None else plus(prev, ga)
-        return [_as_tensor(get(id(s)), raw) for s in sources]
+        if raw:
+            return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
+        return [get(id(s)) for s in sources]
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
-        stale = {k for k, (var, version) in self._versions.items() if var._version != version}
+        stale = [k for k, (var, version) in self._versions.items() if var._version != version]
         if not stale:
             return
+        stale = set(stale)
         for i in relevant:
             for a in self._records[i][1]:
                 if id(a) in stale:
@@ -297,9 +303,7 @@ class GradientTape:
                         f"tape used it, so the recorded computation no longer matches its value. "
                         f"Compute every gradient you need before applying any update.")
 
-    def _unconnected(self, grad, source, index, targets, mode, shape):
-        if grad is not None:
-            return grad
+    def _unconnected(self, source, index, targets, mode, shape):
         if mode is UnconnectedGradients.ZERO:
             return wrap(_zeros_like(source._value, shape))
         if mode is UnconnectedGradients.RAISE:
@@ -354,10 +358,6 @@ def _add_raw(a, b):
     return a + b
 
 
-def _as_tensor(grad, raw):
-    return wrap(grad) if raw and grad is not None else grad
-
-
 def sum_to_shape(g, shape, lead=0):
     """Sum a broadcast cotangent back to an input's ``shape`` (keeping ``lead`` batch axes)."""
     gshape = g._value.shape
@@ -394,10 +394,11 @@ def _tensors(items, what):
     return items
 
 
-def _seeds(targets, output_gradients):
-    """The cotangents the backward pass starts from: ones, or the user's output_gradients."""
+def _seeds(targets, output_gradients, raw):
+    """The cotangents the backward pass starts from: ones, or the user's output_gradients
+    (raw arrays when ``raw``)."""
     if output_gradients is None:
-        return [wrap(_ones_like(t._value)) for t in targets]
+        return [_ones_like(t._value) if raw else wrap(_ones_like(t._value)) for t in targets]
     given = nest.flatten(output_gradients)
     if len(given) != len(targets):
         raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
@@ -411,7 +412,7 @@ def _seeds(targets, output_gradients):
             raise ValueError(f"output_gradients[{i}] has shape {g.shape}, but target {i} has "
                              f"shape {t.shape}")
         seeds.append(g)
-    return seeds
+    return [seed._value for seed in seeds] if raw else seeds
 
 
 def _describe(t):
@@ -424,7 +425,9 @@ def _xp(value):
 
 
 def _ones_like(value):
-    return _xp(value).ones(value.shape, dtype=value.dtype)
+    ones = _xp(value).empty(value.shape, dtype=value.dtype)
+    ones.fill(1)  # without the wrapper of ``ones``: a gradient() call's seed
+    return ones
 
 
 def _zeros_like(value, shape):

@@ -58,11 +58,23 @@ def _mean_vjp(g, out, x, axis, keepdims):
     return _spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
 
 
+def _fill_raw(g, shape, scale):
+    """The one value of ``g * scale`` over ``shape``: the cotangent of a reduction over every
+    axis (a loss's), with none of the general spread's shape work."""
+    out = backend.array_module(g).empty(shape, dtype=g.dtype)
+    out[...] = g * scale if scale != 1 else g
+    return out
+
+
 def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
+    if axis is None:
+        return (_fill_raw(g, x.shape, 1),)
     return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, 1),)
 
 
 def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
+    if axis is None:
+        return (_fill_raw(g, x.shape, 1 / max(x.size, 1)),)
     axes = _axes(axis, x.ndim)
     return (_spread_raw(g, x.shape, axes, keepdims, _mean_scale(x.shape, axes)),)
 

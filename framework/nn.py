@@ -103,9 +103,25 @@ def _softmax_raw(x):
 def _label_positions(x, labels):
     """The flat index of each example's label entry in ``x`` (classes on the last axis): a
     flat index reads and writes several times faster than a (row, column) pair of arrays."""
-    depth = x.shape[-1]
-    xp = backend.array_module(x)
-    return xp.arange(0, labels.size * depth, depth) + labels.reshape(-1)
+    flat = labels if labels.ndim == 1 else labels.reshape(-1)
+    return _row_starts(backend.array_module(x), labels.size, x.shape[-1], labels.dtype) + flat
+
+
+_starts = {}
+
+
+def _row_starts(xp, rows, depth, dtype):
+    """``0, depth, 2 * depth, ...`` for ``rows`` rows, in the labels' dtype where it holds them
+    (no mixed-type addition), kept per batch shape: every step of a training asks again."""
+    key = (xp, rows, depth, dtype)
+    starts = _starts.get(key)
+    if starts is None:
+        if rows * depth > np.iinfo(dtype).max:
+            dtype = np.intp
+        if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
+            _starts.clear()
+        starts = _starts[key] = xp.arange(0, rows * depth, depth, dtype=dtype)
+    return starts
 
 
 def _xent_grad_vjp_g(gg, out, g, labels, logits):
@@ -298,7 +314,10 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
 
 
 def _as_unsigned(labels):
-    return labels.view(f"u{labels.itemsize}") if labels.dtype.kind == "i" else labels
+    return labels.view(_UNSIGNED[labels.itemsize]) if labels.dtype.kind == "i" else labels
+
+
+_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1):

@@ -21,7 +21,7 @@ from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
 from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
 from .primitive import define, device_error, primitive
-from .tensor import convert_to_tensor
+from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
            "bias_add_relu", "dense", "sparse_softmax_cross_entropy_with_logits",
@@ -247,8 +247,10 @@ def dense(inputs, kernel, bias, relu=False):
     """``inputs @ kernel + bias``, then ReLU when ``relu``: a Dense layer's whole forward as one
     op, so a training step records, dispatches and walks back one op per layer, and the
     backward masks the cotangent once for all three gradients."""
-    inputs, kernel, bias = (convert_to_tensor(inputs), convert_to_tensor(kernel),
-                            convert_to_tensor(bias))
+    if not (isinstance(inputs, Tensor) and isinstance(kernel, Tensor)
+            and isinstance(bias, Tensor)):
+        inputs, kernel, bias = (convert_to_tensor(inputs), convert_to_tensor(kernel),
+                                convert_to_tensor(bias))
     x, w, b = inputs._value, kernel._value, bias._value
     if w.ndim != 2 or not x.ndim or x.shape[-1] != w.shape[0] or b.shape != w.shape[1:]:
         raise ValueError(f"dense: inputs of shape {inputs.shape}, a kernel of shape "

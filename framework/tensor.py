@@ -187,6 +187,16 @@ class Variable(Tensor):
     __str__ = __repr__
 
 
+def mark_updated(variables):
+    """``Variable._mark_updated`` for all of an optimizer step's variables and slots at once:
+    the thread's recording tapes are looked up once, not once per variable."""
+    for variable in variables:
+        variable._version += 1
+    if state.recording:
+        for variable in variables:
+            note_assign(variable)
+
+
 def _to_array(value, dtype):
     """The array behind ``value``, on the current backend, with TensorFlow's dtype rules."""
     if isinstance(value, Tensor):

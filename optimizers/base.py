@@ -23,7 +23,7 @@ import numpy as np
 
 import framework as fw
 from framework import backend
-from framework.tensor import Tensor, Variable, wrap
+from framework.tensor import Tensor, Variable, mark_updated, wrap
 
 from .schedules import LearningRateSchedule
 
@@ -181,8 +181,7 @@ class Optimizer:
         for index, variable, slots in plan.singles:
             self._update_step(grads[index], variable._value, [slot._value for slot in slots],
                               learning_rate, step)
-        for updated in plan.updated:
-            updated._mark_updated()
+        mark_updated(plan.updated)
         iterations._value[()] = step
         iterations._mark_updated()
         return iterations

@@ -58,11 +58,16 @@ def _mean_vjp(g, out, x, axis, keepdims):
     return _spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
 
 
-def _fill_raw(g, shape, scale):
-    """The one value of ``g * scale`` over ``shape``: the cotangent of a reduction over every
-    axis (a loss's), with none of the general spread's shape work."""
-    out = backend.array_module(g).empty(shape, dtype=g.dtype)
-    out[...] = g * scale if scale != 1 else g
+def _fill_raw(g, shape, count):
+    """The one value of ``g / count`` over ``shape``: the cotangent of a reduction over every
+    axis (a loss's), with none of the general spread's shape work. On the host the value is
+    worked out as a Python number: NumPy's 0-d arithmetic costs more than the whole fill."""
+    xp = backend.array_module(g)
+    out = xp.empty(shape, dtype=g.dtype)
+    if xp is np:
+        out.fill(g.item() / count)
+    else:
+        out[...] = g / count if count != 1 else g
     return out
 
 
@@ -74,7 +79,7 @@ def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
 
 def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
     if axis is None:
-        return (_fill_raw(g, x.shape, 1 / max(x.size, 1)),)
+        return (_fill_raw(g, x.shape, max(x.size, 1)),)
     axes = _axes(axis, x.ndim)
     return (_spread_raw(g, x.shape, axes, keepdims, _mean_scale(x.shape, axes)),)
 

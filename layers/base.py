@@ -309,23 +309,27 @@ class Layer:
     @property
     def variables(self):
         """All variables of this layer and its sublayers: own ones first, then each sublayer's."""
+        return list(self._cached_variables())
+
+    def _cached_variables(self):
+        """``variables``, kept until the layer structure changes; read every training step."""
         cache = self.__dict__.get("_variables_cache")
         if cache is None or cache[0] != _structure[0]:
             cache = (_structure[0], [variable for _, variable in self._walk("", set(), set())])
             object.__setattr__(self, "_variables_cache", cache)
-        return list(cache[1])
+        return cache[1]
 
     @property
     def trainable_variables(self):
         if not self._trainable:
             return []
-        return [v for v in self.variables if v.trainable]
+        return [v for v in self._cached_variables() if v._trainable]
 
     @property
     def non_trainable_variables(self):
         if not self._trainable:
             return self.variables
-        return [v for v in self.variables if not v.trainable]
+        return [v for v in self._cached_variables() if not v._trainable]
 
     weights = variables
     trainable_weights = trainable_variables

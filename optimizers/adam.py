@@ -35,7 +35,7 @@ class Adam(Optimizer):
             kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
                          self.epsilon)
             return
-        tmp, denominator = self._scratch(variable, 2)
+        (tmp,) = self._scratch(variable, 1)  # one buffer: less memory traffic on big weights
         np.subtract(gradient, m, out=tmp)
         tmp *= 1 - self.beta_1
         m += tmp
@@ -46,10 +46,10 @@ class Adam(Optimizer):
         if self.amsgrad:
             np.maximum(slots[2], v, out=slots[2])
             v = slots[2]
-        np.multiply(m, alpha, out=tmp)
-        np.sqrt(v, out=denominator)
-        denominator += self.epsilon
-        tmp /= denominator
+        np.sqrt(v, out=tmp)
+        tmp += self.epsilon
+        np.divide(m, tmp, out=tmp)
+        tmp *= alpha
         variable -= tmp
 
 

@@ -27,7 +27,7 @@ def as_dtype(dtype):
 
 def is_floating(dtype):
     """Only floating (and complex) tensors are differentiable, as in TensorFlow."""
-    return np.dtype(dtype).kind in "fc"
+    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in "fc"
 
 
 def default_dtype(value):

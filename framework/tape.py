@@ -106,7 +106,7 @@ class GradientTape:
         """Watch a variable (floating ones only); True when the tape now tracks it."""
         if id(variable) in self._tracked:
             return True
-        if variable._value.dtype.kind not in "fc":  # is_floating, inlined: hot path
+        if not is_floating(variable._value.dtype):
             return False
         self._tracked.add(id(variable))
         self._watched.append(variable)

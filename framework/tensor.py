@@ -143,9 +143,7 @@ class Variable(Tensor):
     def _mark_updated(self):
         """After an in-place write (``assign``, an optimizer's update): a new version, so a tape
         that read the old value refuses to differentiate through it, and the recording tapes told."""
-        self._version += 1
-        if state.recording:
-            note_assign(self)
+        mark_updated((self,))
 
     def assign_add(self, delta):
         return self.assign(self._value + self._operand(delta))

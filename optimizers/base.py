@@ -177,13 +177,12 @@ class Optimizer:
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
         for group in plan.groups:
-            group.update(self, learning_rate, step)
+            self._update_step(group.gradient, group.value, group.slots, learning_rate, step)
         for index, variable, slots in plan.singles:
             self._update_step(grads[index], variable._value, [slot._value for slot in slots],
                               learning_rate, step)
-        mark_updated(plan.updated)
         iterations._value[()] = step
-        iterations._mark_updated()
+        mark_updated(plan.updated)
         return iterations
 
     def _update_step(self, gradient, variable, slots, learning_rate, step):
@@ -198,18 +197,22 @@ class Optimizer:
             raise ValueError(f"optimizer '{self.name}': apply_gradients() got no (gradient, "
                              f"variable) pairs; is the model built and the variable list "
                              f"non-empty?")
-        grads, variables, missing, seen = [], [], [], set()
+        grads, variables, missing = [], [], []
         for index, pair in enumerate(pairs):
-            grad, variable = _unpack(pair, index)
-            if id(variable) in seen:
-                raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
-                                 f"add its gradients up and pass it once")
-            seen.add(id(variable))
+            try:
+                grad, variable = pair
+            except (TypeError, ValueError):
+                raise TypeError(f"apply_gradients() takes (gradient, variable) pairs; item "
+                                f"{index} is {pair!r:.80}") from None
+            if not isinstance(variable, Variable):
+                _not_a_variable(variable, grad, index)
             if grad is None:
                 missing.append(variable.name)
                 continue
             grads.append(_checked_gradient(grad, variable))
             variables.append(variable)
+        if len(set(map(id, variables))) != len(variables) or missing:
+            _check_once(pairs)
         if missing:
             why = (" This usually means the loss does not depend on them: a layer not used in "
                    "call(), a value taken out of the tape with .numpy() or float(), a "
@@ -229,7 +232,7 @@ class Optimizer:
         if plan is not None and plan.holds(variables):
             return plan
         self.build(variables)
-        plan = _Plan(variables, self._slots)
+        plan = _Plan(variables, self._slots, self.iterations)
         ids = set(key)
         for other in [k for k in self._plans if not ids.isdisjoint(k)]:
             del self._plans[other]  # stale (their groups' slots may have moved): free them
@@ -323,20 +326,21 @@ class _Plan:
     """How ``apply_gradients`` updates one sequence of variables: ``groups`` of small host
     variables, and ``singles`` (index, variable, slots) left to the per-variable path: big
     variables, a dtype alone, and device arrays, whose update is one fused kernel launch
-    already (gathering and scattering would only add launches).
+    already (gathering and scattering would only add launches). ``updated``: every variable
+    and slot a step writes, and the optimizer's ``iterations``, for one version bump.
 
-    It holds while every variable keeps the array it was made with (so its dtype, shape and
-    device: ``to_device`` replaces the array) and every grouped slot is still a view of its
-    group's buffer (a plan for another set of variables takes the slots into its own groups):
+    It holds while every variable keeps the array it had once the plan was made (so its
+    dtype, shape and device: ``to_device`` replaces the array, and so does a plan for another
+    set of variables that takes one into its own group), and every grouped slot likewise:
     one identity check per variable and per grouped slot.
     """
 
     __slots__ = ("groups", "singles", "slot_values", "slots", "updated", "values")
 
-    def __init__(self, variables, slots_of):
-        self.values = list(map(_value_of, variables))
+    def __init__(self, variables, slots_of, iterations):
         open_groups, chunks = {}, []  # dtype -> [indices, bytes] of the group being filled
-        for index, value in enumerate(self.values):
+        for index, variable in enumerate(variables):
+            value = variable._value
             if value.__class__ is not np.ndarray or value.nbytes > GROUPED_VARIABLE_BYTES:
                 continue
             chunk = open_groups.get(value.dtype)
@@ -350,8 +354,9 @@ class _Plan:
         grouped = {index for group in self.groups for index in group.indices}
         self.singles = [(index, variable, slots_of[variable])
                         for index, variable in enumerate(variables) if index not in grouped]
+        self.values = list(map(_value_of, variables))  # grouped ones: views of their group's
         self.updated = list(variables) + [slot for variable in variables
-                                          for slot in slots_of[variable]]
+                                          for slot in slots_of[variable]] + [iterations]
         self.slots = [slot for group in self.groups for slot in group.slot_variables]
         self.slot_values = list(map(_value_of, self.slots))
 
@@ -362,11 +367,12 @@ class _Plan:
 
     def decayed_arrays(self, decays):
         """The arrays the weight decay applies to, ``decays`` saying which variables: a group's
-        whole gathered value when all of its variables decay, else theirs within it."""
+        whole flat value when all of its variables decay, else theirs within it."""
         arrays = []
         for group in self.groups:
             flags = list(map(decays, group.variables))
-            arrays += [group.value] if all(flags) else compress(group.value_views, flags)
+            arrays += [group.value] if all(flags) else [
+                variable._value for variable in compress(group.variables, flags)]
         arrays += [variable._value for _, variable, _ in self.singles if decays(variable)]
         return arrays
 
@@ -374,69 +380,73 @@ class _Plan:
 class _Group:
     """Small host variables of one dtype, updated by one ``_update_step`` on flat arrays.
 
-    Each step gathers their gradients and values into two flat buffers and copies the new
-    values back. Their slots live in flat buffers for good (each slot variable's array becomes
-    a view of one, its values copied in), so slots need no gathering, and ``get_slot``, the
-    state and checkpoints see the same numbers. Elementwise ops on the concatenation give each
-    element exactly what they give it in its own array, so the results are bit for bit those
-    of the per-variable path.
+    The group owns flat buffers for the variables' values and for each slot, and each of
+    those variables' (and slots') arrays becomes a view of its part, its values copied in
+    once: the update writes the variables themselves, and their slots, with no copying back,
+    while ``get_slot``, the state, checkpoints and ``assign`` see the same arrays as ever.
+    Each step copies just the gradients into one more flat buffer. Elementwise ops on the
+    concatenation give each element exactly what they give it in its own array, so the
+    results are bit for bit those of the per-variable path.
     """
 
     __slots__ = ("gradient", "gradient_views", "indices", "slot_variables", "slots", "value",
-                 "value_views", "values", "variables")
+                 "variables")
 
     def __init__(self, variables, indices, slots_of):
         self.variables, self.indices = variables, indices
-        self.values = [variable._value for variable in variables]
-        dtype, size = self.values[0].dtype, sum(value.size for value in self.values)
-        self.gradient, self.value = np.empty(size, dtype), np.empty(size, dtype)
-        self.gradient_views, self.value_views = self._views(self.gradient), self._views(self.value)
-        self.slots = [np.empty(size, dtype) for _ in slots_of[variables[0]]]
-        self.slot_variables = []
-        for column, flat in enumerate(self.slots):
-            for variable, view in zip(variables, self._views(flat)):
-                slot = slots_of[variable][column]
-                view[...] = slot._value
-                slot._value = view
-                self.slot_variables.append(slot)
+        shapes = [variable._value.shape for variable in variables]
+        dtype = variables[0]._value.dtype
+        size = sum(variable._value.size for variable in variables)
+        self.gradient = np.empty(size, dtype)
+        self.gradient_views = _views(self.gradient, shapes)
+        self.value = _take_into(np.empty(size, dtype), variables, shapes)
+        self.slots, self.slot_variables = [], []
+        for column in range(len(slots_of[variables[0]])):
+            slots = [slots_of[variable][column] for variable in variables]
+            self.slots.append(_take_into(np.empty(size, dtype), slots, shapes))
+            self.slot_variables += slots
 
-    def _views(self, flat):
-        """``flat`` cut into views shaped like the variables, in order."""
-        views, start = [], 0
-        for value in self.values:
-            views.append(flat[start:start + value.size].reshape(value.shape))
-            start += value.size
-        return views
-
-    # Slice assignments: NumPy's cheapest copies (np.concatenate and np.copyto cost more per
+    # A slice assignment: NumPy's cheapest copy (np.concatenate and np.copyto cost more per
     # call than the copying itself, for arrays this small).
     def gather(self, grads):
-        """Copy this step's gradients (``grads``: the call's, by index) and the variables'
-        values into the flat buffers."""
+        """Copy this step's gradients (``grads``: the call's, by index) into the flat buffer."""
         for index, view in zip(self.indices, self.gradient_views):
             view[...] = grads[index]
-        for value, view in zip(self.values, self.value_views):
-            view[...] = value
-
-    def update(self, optimizer, learning_rate, step):
-        """One ``_update_step`` on the gathered arrays, and the new values copied back."""
-        optimizer._update_step(self.gradient, self.value, self.slots, learning_rate, step)
-        for value, view in zip(self.values, self.value_views):
-            value[...] = view
 
 
-def _unpack(pair, index):
-    try:
-        grad, variable = pair
-    except (TypeError, ValueError):
-        raise TypeError(f"apply_gradients() takes (gradient, variable) pairs; item {index} is "
-                        f"{pair!r:.80}") from None
-    if not isinstance(variable, Variable):
-        hint = (" (the pairs are (gradient, variable): zip(grads, variables))"
-                if isinstance(grad, Variable) else "")
-        raise TypeError(f"apply_gradients(): item {index} pairs a gradient with a "
-                        f"{type(variable).__name__}, not a fw.Variable{hint}")
-    return grad, variable
+def _views(flat, shapes):
+    """``flat`` cut into consecutive views of the given shapes."""
+    views, start = [], 0
+    for shape in shapes:
+        size = math.prod(shape)
+        views.append(flat[start:start + size].reshape(shape))
+        start += size
+    return views
+
+
+def _take_into(flat, variables, shapes):
+    """Make each variable's array a view of its part of ``flat``, its values copied in."""
+    for variable, view in zip(variables, _views(flat, shapes)):
+        view[...] = variable._value
+        variable._value = view
+    return flat
+
+
+def _not_a_variable(variable, grad, index):
+    hint = (" (the pairs are (gradient, variable): zip(grads, variables))"
+            if isinstance(grad, Variable) else "")
+    raise TypeError(f"apply_gradients(): item {index} pairs a gradient with a "
+                    f"{type(variable).__name__}, not a fw.Variable{hint}")
+
+
+def _check_once(pairs):
+    """Refuse a variable that appears in two pairs (its gradients must be added first)."""
+    seen = set()
+    for _, variable in pairs:
+        if id(variable) in seen:
+            raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
+                             f"add its gradients up and pass it once")
+        seen.add(id(variable))
 
 
 def _checked_gradient(grad, variable):

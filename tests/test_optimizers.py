@@ -549,16 +549,50 @@ def test_grouped_updates_equal_per_variable_updates_bit_for_bit(make, ungrouped)
     grouped, optimizer, variables = run_steps(make)
     ungrouped()
     assert_identical(grouped, run_steps(make)[0])
-    names = optimizer.get_slot_names()
-    if names:  # each group's slots are views of one flat buffer per slot
-        buffers = [optimizer.get_slot(v, names[-1])._value.base for v in variables]
-        firsts = [buffers[group[0]] for group in EXPECTED_GROUPS]
-        assert all(b is not None for b in firsts) and len(set(map(id, firsts))) == 3
-        for group, buffer in zip(EXPECTED_GROUPS, firsts):
-            assert all(buffers[i] is buffer for i in group)
-        assert all(buffers[i] is None for i in EXPECTED_ALONE)
-        assert all(optimizer.get_slot(v, name).shape == v.shape
-                   for v in variables for name in names)
+    # each group's variables, and each of its slots, are views of one flat buffer
+    assert_grouped_views([v._value.base for v in variables])
+    for name in optimizer.get_slot_names():
+        assert_grouped_views([optimizer.get_slot(v, name)._value.base for v in variables])
+        assert all(optimizer.get_slot(v, name).shape == v.shape for v in variables)
+
+
+def assert_grouped_views(buffers):
+    firsts = [buffers[group[0]] for group in EXPECTED_GROUPS]
+    assert all(b is not None for b in firsts) and len(set(map(id, firsts))) == 3
+    for group, buffer in zip(EXPECTED_GROUPS, firsts):
+        assert all(buffers[i] is buffer for i in group)
+    assert all(buffers[i] is None for i in EXPECTED_ALONE)
+
+
+def test_an_assign_to_a_grouped_variable_reaches_its_next_update(ungrouped):
+    """The group's buffer is the variables' storage: set_weights, a restore or an assign
+    between steps writes into it, and the next update starts from the assigned value."""
+    runs = []
+    for grouping in (True, False):
+        if not grouping:
+            ungrouped()
+        variables, optimizer = new_variables(), Adam(0.01)
+        for step in range(4):
+            optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+            if step == 1:
+                variables[2].assign(host(np.full(variables[2].shape, 0.25, variables[2].dtype)))
+        runs.append(state_of(variables, optimizer))
+    assert_identical(*runs)
+
+
+def test_optimizers_taking_turns_on_the_same_variables_stay_exact(ungrouped):
+    """Each optimizer's plan takes the variables into its own group when it runs; turns
+    re-copy them, and every update still sees the values the other one left."""
+    def turns():
+        variables = new_variables()
+        first, second = Adam(0.01), SGD(0.1, momentum=0.9)
+        for step in range(6):
+            optimizer = first if step % 2 else second
+            optimizer.apply_gradients(zip(random_grads(variables, step), variables))
+        return state_of(variables, first) + state_of(variables, second)[len(variables):]
+    grouped = turns()
+    ungrouped()
+    assert_identical(grouped, turns())
 
 
 def test_another_set_of_variables_regroups_and_the_slots_carry_on(ungrouped):

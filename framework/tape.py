@@ -15,6 +15,7 @@ import enum
 import math
 import warnings
 from contextlib import contextmanager
+from operator import is_
 
 from . import backend, nest
 from .context import state
@@ -46,6 +47,7 @@ class GradientTape:
         self._watched = []  # watched tensors and variables, holding them alive
         self._versions = {}  # id(variable) -> (variable, its version when first watched)
         self._escaped = []  # recorded tensors whose value went to NumPy
+        self._cotangents = None  # a persistent tape's last raw pass: see _known_cotangents
 
     # --- recording ------------------------------------------------------------------------------
     def __enter__(self):
@@ -135,7 +137,8 @@ class GradientTape:
         # No tape records this pass (every training step): cotangents stay raw arrays.
         raw = not state.recording
         seeds = _seeds(targets, output_gradients, raw)
-        grads = self._backward(targets, seeds, flat_sources, 0, self._frees(mode), raw)
+        reuse = raw and self._persistent and output_gradients is None
+        grads = self._backward(targets, seeds, flat_sources, 0, self._frees(mode), raw, reuse)
         if mode is not UnconnectedGradients.NONE:
             grads = [g if g is not None else self._unconnected(s, i, targets, mode, s.shape)
                      for i, (g, s) in enumerate(zip(grads, flat_sources))]
@@ -242,11 +245,13 @@ class GradientTape:
         if not self._persistent:
             self._used = True
 
-    def _backward(self, targets, seeds, sources, lead, free, raw):
+    def _backward(self, targets, seeds, sources, lead, free, raw, reuse=False):
         """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``.
 
         ``raw``: the seeds and every cotangent are raw arrays, pulled back by the raw VJPs, and
-        only the sources' gradients are wrapped (no leading axes then)."""
+        only the sources' gradients are wrapped (no leading axes then). ``reuse`` (a persistent
+        tape's raw pass from the default seeds) starts from the cotangents an earlier such pass
+        for the same targets completed, and keeps this pass's for the next one."""
         records, tracked = self._records, self._tracked
         source_ids = tracked.intersection(map(id, sources))
         if source_ids.issuperset(map(id, self._watched)):
@@ -262,12 +267,17 @@ class GradientTape:
                         break
         self._check_versions(relevant)
         pull, fit, plus = (_pull_raw, _fit_raw, _add_raw) if raw else (_pull, sum_to_shape, add)
-        grads = {}
+        grads = self._known_cotangents(targets) if reuse else {}
+        if grads:  # complete already: only what they do not cover is pulled back
+            reach = reach.difference(grads)
         for t, seed in zip(targets, seeds):
             if id(t) in reach:
                 prev = grads.get(id(t))
                 grads[id(t)] = seed if prev is None else plus(prev, seed)
-        get, pop = grads.get, grads.pop
+        get = grads.get
+        # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
+        # lets go of it then, unless it answers for a source or is kept for the next pass.
+        pop = get if reuse else grads.pop
         for i in reversed(relevant):
             prim, args, out, params = records[i]
             if free:
@@ -285,9 +295,31 @@ class GradientTape:
                 key = id(a)
                 prev = get(key)
                 grads[key] = ga if prev is None else plus(prev, ga)
+        if reuse:
+            self._cotangents = (targets, len(records), grads)
         if raw:
             return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
         return [get(id(s)) for s in sources]
+
+    def _known_cotangents(self, targets):
+        """The complete cotangents (by tensor id) of this tape's last raw pass, when it was for
+        the same targets and nothing was recorded since; else an empty dict.
+
+        A tensor that the earlier pass's sources reach has all its consumers among the records
+        that pass walked, so its cotangent there is complete: a second ``gradient`` of a
+        persistent tape (one optimizer per layer, say) walks only what the first did not cover,
+        and gets exactly the numbers a fresh walk would. Raw VJPs never write into their
+        cotangents, so sharing them is safe; they cost the memory of one cotangent per tensor
+        the passes reached, for as long as the tape lives.
+        """
+        memo = self._cotangents
+        if memo is None:
+            return {}
+        known_targets, count, cotangents = memo
+        if count != len(self._records) or len(known_targets) != len(targets) or not all(
+                map(is_, known_targets, targets)):
+            return {}
+        return dict(cotangents)
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
@@ -345,8 +377,10 @@ def _pull_raw(prim, g, out, args, params, reach):
     if raw_vjp is None:
         return [None if ga is None else ga._value
                 for ga in _pull(prim, wrap(g), out, args, params, reach)]
-    return raw_vjp(g, out._value, tuple([id(a) in reach for a in args]),
-                   *[a._value for a in args], **params)
+    needs = tuple([id(a) in reach for a in args])
+    if True not in needs:  # every input's cotangent is known already (a reused pass)
+        return ()
+    return raw_vjp(g, out._value, needs, *[a._value for a in args], **params)
 
 
 def _fit_raw(g, shape, lead):

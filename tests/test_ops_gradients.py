@@ -412,6 +412,13 @@ def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
     (prim, inputs, out, params), = tape._records[-1:]
     assert prim.raw_vjp is not None
     g = fw.constant(_rng.standard_normal(out.shape))
+    # A raw VJP writes into none of what it is given: a persistent tape shares the cotangents
+    # between gradient() calls, and the record's arrays serve every later pass.
+    arrays = [g._value, out._value] + [a._value for a in inputs] + [
+        v for saved in params.get("saved") or () for v in [saved]]
+    for array in arrays:
+        if isinstance(array, np.ndarray):
+            array.flags.writeable = False
     for k, (x, vjp) in enumerate(zip(inputs, prim.vjps)):
         if vjp is None:
             continue

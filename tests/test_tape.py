@@ -153,6 +153,67 @@ def test_persistent_tape_differentiates_many_times():
     assert value(tape.gradient(z, x)) == 108.0
 
 
+def _two_layer_loss(persistent, calls):
+    """A persistent (or not) tape over a two-layer net whose first layer counts the calls of
+    its backward; returns the tape, the loss and the two layers' variables."""
+    @fw.custom_gradient
+    def counted_tanh(x):
+        y = fw.tanh(x)
+
+        def grad(dy):
+            calls.append(1)
+            return dy * (1.0 - y * y)
+        return y, grad
+    rng = np.random.default_rng(0)
+    x = fw.constant(rng.normal(size=(5, 4)))
+    first = [fw.Variable(rng.normal(size=(4, 3))), fw.Variable(rng.normal(size=3))]
+    second = [fw.Variable(rng.normal(size=(3, 2))), fw.Variable(rng.normal(size=2))]
+    with fw.GradientTape(persistent=persistent) as tape:
+        hidden = counted_tanh(fw.matmul(x, first[0]) + first[1])
+        out = fw.nn.dense(hidden, second[0], second[1], relu=True)
+        loss = fw.reduce_mean(fw.square(out - 0.5))
+    return tape, loss, first, second
+
+
+@pytest.mark.parametrize("order", ["first layer first", "second layer first"])
+def test_a_persistent_tape_reuses_the_cotangents_of_an_earlier_gradient(order):
+    """One optimizer per layer: the second gradient() walks only what the first did not
+    cover (the counted backward runs once), with exactly the numbers of a fresh walk."""
+    calls = []
+    tape, loss, first, second = _two_layer_loss(True, calls)
+    groups = [first, second] if order == "first layer first" else [second, first]
+    got = [tape.gradient(loss, group) for group in groups]
+    assert len(calls) == 1
+    again = tape.gradient(loss, first + second)  # everything known: no backward at all
+    assert len(calls) == 1
+    fresh_tape, fresh_loss, fresh_first, fresh_second = _two_layer_loss(False, [])
+    expected = fresh_tape.gradient(fresh_loss, fresh_first + fresh_second)
+    if order == "second layer first":
+        got.reverse()
+    for g, e in zip(got[0] + got[1], expected, strict=True):
+        assert np.array_equal(g.numpy(), e.numpy())
+    for g, e in zip(again, expected, strict=True):
+        assert np.array_equal(g.numpy(), e.numpy())
+
+
+def test_cotangents_are_reused_only_for_the_same_targets_and_records():
+    calls = []
+    tape, loss, first, second = _two_layer_loss(True, calls)
+    tape.gradient(loss, first)
+    other = loss * 2.0  # recorded? no: the tape is not recording any more
+    assert value(tape.gradient(other, first[1])) is None
+    tape.gradient(loss, first, output_gradients=fw.constant(3.0, dtype=fw.float64))
+    assert len(calls) == 2  # output_gradients: a walk of its own
+    with tape:  # recording again: new records may consume what the last walk finished
+        doubled = loss * 2.0
+    twice = tape.gradient([loss, doubled], first)
+    assert len(calls) == 3
+    once = tape.gradient(loss, first)
+    assert len(calls) == 4  # the target changed since the last walk
+    for g2, g1 in zip(twice, once, strict=True):
+        np.testing.assert_allclose(g2.numpy(), 3 * g1.numpy(), rtol=1e-12)
+
+
 def test_gradient_inside_a_persistent_context_warns_and_is_recorded():
     x = fw.constant(3.0)
     with fw.GradientTape(persistent=True) as tape:

@@ -214,8 +214,7 @@ _sum_batch = define("sum_batch", _sum_batch_raw,
 
 
 def _bias_raw_vjp(g, out, needs, value, bias):
-    return (g if needs[0] else None,
-            _sum_batch_raw(g, tuple(range(g.ndim - 1))) if needs[1] else None)
+    return (g if needs[0] else None, _sum_batch_raw(g, _batch_axes(g)) if needs[1] else None)
 
 
 @primitive(lambda g, out, value, bias: g, _bias_vjp, raw_vjp=_bias_raw_vjp, same_dtype=True)
@@ -270,7 +269,12 @@ def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
         g = _relu_grad_raw(g, out)
     g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
-    return g_inputs, g_kernel, _sum_batch_raw(g, tuple(range(g.ndim - 1))) if needs[2] else None
+    return g_inputs, g_kernel, _sum_batch_raw(g, _batch_axes(g)) if needs[2] else None
+
+
+def _batch_axes(g):
+    """Every axis of ``g`` but the last."""
+    return (0,) if g.ndim == 2 else tuple(range(g.ndim - 1))
 
 
 @primitive(
@@ -308,7 +312,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
     # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
     # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
     depth = values.shape[-1]
-    if not on_device and raw.size and _as_unsigned(raw).max() >= depth:
+    if not on_device and raw.size and np.maximum.reduce(_as_unsigned(raw), None) >= depth:
         bad = raw[(raw < 0) | (raw >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")

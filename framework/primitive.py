@@ -92,12 +92,13 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         return t
 
     def variadic(*args, **params):
-        for a in args:
-            if not isinstance(a, Tensor):
-                args = _convert_args(name, args)
-                break
         try:
-            out = forward(*[a._value for a in args], **params)
+            values = [a._value for a in args]
+        except AttributeError:
+            args = _convert_args(name, args)
+            values = [a._value for a in args]
+        try:
+            out = forward(*values, **params)
         except Exception as e:
             raise _op_error(name, args, e) from e
         if saves:
@@ -105,7 +106,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         t = _new(Tensor)
         t._value = out
         if state.recording and differentiable:
-            record(prim, tuple(args), t, dict(params, saved=saved) if saves else params)
+            record(prim, args, t, dict(params, saved=saved) if saves else params)
         return t
 
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
@@ -162,10 +163,8 @@ def record(prim, args, out, params):
         tracked = tape._tracked
         hit = False
         for a in args:
-            if id(a) in tracked:
+            if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
                 hit = True
-            elif a._trainable and tape._watch_accessed:
-                hit = tape._watch_variable(a) or hit
         if hit:
             tape._records.append((prim, args, out, params or _NO_PARAMS))
             tracked.add(id(out))

@@ -98,21 +98,18 @@ class GradientTape:
                 warnings.warn(f"The dtype of the watched tensor must be floating (e.g. float32), "
                               f"got {t.dtype.name}; its gradient will be None", stacklevel=2)
                 continue
-            if isinstance(t, Variable):
-                self._watch_variable(t)
-            elif id(t) not in self._tracked:
-                self._tracked.add(id(t))
-                self._watched.append(t)
+            if id(t) not in self._tracked:
+                self._watch_new(t)
 
-    def _watch_variable(self, variable):
-        """Watch a variable (floating ones only); True when the tape now tracks it."""
-        if id(variable) in self._tracked:
-            return True
-        if not is_floating(variable._value.dtype):
+    def _watch_new(self, t):
+        """Start tracking a floating tensor or variable the tape does not track yet (a
+        variable's version is noted, see ``_check_versions``); False for any other dtype."""
+        if not is_floating(t._value.dtype):
             return False
-        self._tracked.add(id(variable))
-        self._watched.append(variable)
-        self._versions[id(variable)] = (variable, variable._version)
+        self._tracked.add(id(t))
+        self._watched.append(t)
+        if isinstance(t, Variable):
+            self._versions[id(t)] = (t, t._version)
         return True
 
     def _note_assign(self, variable):
@@ -132,18 +129,18 @@ class GradientTape:
         """d(sum of targets)/d(source) for each source, in the structure of ``sources``."""
         mode = _unconnected_mode(unconnected_gradients)
         self._begin_differentiation("gradient")
-        targets = _tensors(nest.flatten(target), "target")
-        flat_sources = _tensors(nest.flatten(sources), "source")
+        targets = _tensors(target, "target")
+        flat_sources = _tensors(sources, "source")
         # No tape records this pass (every training step): cotangents stay raw arrays.
         raw = not state.recording
-        seeds = _seeds(targets, output_gradients, raw)
-        reuse = raw and self._persistent and output_gradients is None
-        grads = self._backward(targets, seeds, flat_sources, 0, self._frees(mode), raw, reuse)
+        seeds = None if output_gradients is None else _seeds(targets, output_gradients, raw)
+        grads = self._backward(targets, seeds, flat_sources, 0, self._frees(mode), raw,
+                               reuse=raw and self._persistent and seeds is None)
         if mode is not UnconnectedGradients.NONE:
             grads = [g if g is not None else self._unconnected(s, i, targets, mode, s.shape)
                      for i, (g, s) in enumerate(zip(grads, flat_sources))]
         self._release()
-        return nest.pack_sequence_as(sources, grads)
+        return grads if flat_sources is sources else nest.pack_sequence_as(sources, grads)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -156,7 +153,7 @@ class GradientTape:
         mode = _unconnected_mode(unconnected_gradients)
         self._begin_differentiation("jacobian")
         (target,) = _tensors([target], "target")
-        flat_sources = _tensors(nest.flatten(sources), "source")
+        flat_sources = _tensors(sources, "source")
         n = math.prod(target.shape)
         eye = _eye_like(target, n)
         parts = self._rows(target, flat_sources, n, parallel_iterations, experimental_use_pfor,
@@ -176,7 +173,7 @@ class GradientTape:
         """Per-example Jacobians, ``[b, y..., x...]``, when ``target[i]`` depends on ``source[i]`` only."""
         mode = _unconnected_mode(unconnected_gradients)
         self._begin_differentiation("batch_jacobian")
-        target, source = _tensors([target, source], "target/source")
+        target, source = _tensors((target, source), "target/source")
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(f"batch_jacobian needs target and source with the same leading "
                              f"(batch) dimension, got {target.shape} and {source.shape}")
@@ -221,9 +218,9 @@ class GradientTape:
         """After a non-persistent tape's one differentiation, drop all but the watched variables
         (``watched_variables()`` still answers, as in TensorFlow)."""
         if not self._persistent:
-            variables = [v for v in self._watched if isinstance(v, Variable)]
-            self._clear()
-            self._watched = variables
+            self._watched = [v for v in self._watched if isinstance(v, Variable)]
+            for kept in (self._records, self._tracked, self._escaped):
+                kept.clear()
 
     def _begin_differentiation(self, what):
         if self._used:
@@ -248,33 +245,23 @@ class GradientTape:
     def _backward(self, targets, seeds, sources, lead, free, raw, reuse=False):
         """Cotangents of ``sources`` (None where unconnected); ``lead`` batch axes lead ``g``.
 
-        ``raw``: the seeds and every cotangent are raw arrays, pulled back by the raw VJPs, and
-        only the sources' gradients are wrapped (no leading axes then). ``reuse`` (a persistent
-        tape's raw pass from the default seeds) starts from the cotangents an earlier such pass
-        for the same targets completed, and keeps this pass's for the next one."""
-        records, tracked = self._records, self._tracked
-        source_ids = tracked.intersection(map(id, sources))
-        if source_ids.issuperset(map(id, self._watched)):
-            # Everything recorded descends from a watched tensor, so from the sources: no scan.
-            reach, relevant = tracked, range(len(records))
-        else:
-            reach, relevant = set(source_ids), []
-            for i, (_, args, out, _) in enumerate(records):
-                for a in args:
-                    if id(a) in reach:
-                        reach.add(id(out))
-                        relevant.append(i)
-                        break
+        ``seeds``: the targets' cotangents, or None for ones. ``raw``: the seeds and every
+        cotangent are raw arrays, pulled back by the raw VJPs, and only the sources' gradients
+        are wrapped (no leading axes then). ``reuse`` (a persistent tape's raw pass from the
+        default seeds) starts from the cotangents an earlier such pass for the same targets
+        completed, and keeps this pass's for the next one."""
+        records = self._records
+        reach, relevant, source_ids = self._relevant(sources)
         self._check_versions(relevant)
-        pull, fit, plus = (_pull_raw, _fit_raw, _add_raw) if raw else (_pull, sum_to_shape, add)
         grads = self._known_cotangents(targets) if reuse else {}
         if grads:  # complete already: only what they do not cover is pulled back
             reach = reach.difference(grads)
-        for t, seed in zip(targets, seeds):
-            if id(t) in reach:
-                prev = grads.get(id(t))
-                grads[id(t)] = seed if prev is None else plus(prev, seed)
         get = grads.get
+        for i, t in enumerate(targets):
+            if id(t) in reach:
+                seed = _ones_like(t._value, raw) if seeds is None else seeds[i]
+                prev = get(id(t))
+                grads[id(t)] = seed if prev is None else _plus(prev, seed, raw)
         # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
         # lets go of it then, unless it answers for a source or is kept for the next pass.
         pop = get if reuse else grads.pop
@@ -286,20 +273,43 @@ class GradientTape:
             g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
-            for a, ga in zip(args, pull(prim, g, out, args, params, reach)):
+            if raw and prim.raw_vjp is not None:
+                needs = tuple([id(a) in reach for a in args])
+                if True not in needs:  # every input's cotangent is known already (reuse)
+                    continue
+                pulled = prim.raw_vjp(g, out._value, needs, *[a._value for a in args], **params)
+            else:
+                pulled = _pull(prim, g, out, args, params, reach, raw)
+            for a, ga in zip(args, pulled):
                 if ga is None:
                     continue
-                want = a._value.shape
-                if (ga.shape[lead:] if lead else ga.shape) != want:
-                    ga = fit(ga, want, lead)
+                shape = a._value.shape
+                if (ga.shape[lead:] if lead else ga.shape) != shape:
+                    ga = _fit_raw(ga, shape) if raw else sum_to_shape(ga, shape, lead)
                 key = id(a)
                 prev = get(key)
-                grads[key] = ga if prev is None else plus(prev, ga)
+                grads[key] = ga if prev is None else _plus(prev, ga, raw)
         if reuse:
             self._cotangents = (targets, len(records), grads)
-        if raw:
-            return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
-        return [get(id(s)) for s in sources]
+        found = list(map(get, map(id, sources)))
+        return _wrapped(found) if raw else found
+
+    def _relevant(self, sources):
+        """What a walk from ``sources`` covers: the ids of the tensors they reach, the indices
+        of the records that read one of those, and the ids of the sources the tape tracks."""
+        tracked, records = self._tracked, self._records
+        source_ids = tracked.intersection(map(id, sources))
+        if source_ids.issuperset(map(id, self._watched)):
+            # Everything recorded descends from a watched tensor, so from the sources: no scan.
+            return tracked, range(len(records)), source_ids
+        reach, relevant = set(source_ids), []
+        for i, (_, args, out, _) in enumerate(records):
+            for a in args:
+                if id(a) in reach:
+                    reach.add(id(out))
+                    relevant.append(i)
+                    break
+        return reach, relevant, source_ids
 
     def _known_cotangents(self, targets):
         """The complete cotangents (by tensor id) of this tape's last raw pass, when it was for
@@ -364,32 +374,37 @@ class GradientTape:
         return "the target does not depend on it (no recorded op connects them)"
 
 
-def _pull(prim, g, out, args, params, reach):
-    """The cotangent of each argument (None where it needs none), from the tensor VJPs."""
+def _pull(prim, g, out, args, params, reach, raw=False):
+    """The cotangent of each argument (None where it needs none), from the tensor VJPs; on a
+    raw pass (an op without a raw VJP) on the wrapped arrays, unwrapped again."""
+    if raw:
+        return [None if ga is None else ga._value
+                for ga in _pull(prim, wrap(g), out, args, params, reach)]
     return [None if vjp is None or id(a) not in reach else
             vjp(g, out, *args, **params) if params else vjp(g, out, *args)
             for a, vjp in zip(args, prim.vjps)]
 
 
-def _pull_raw(prim, g, out, args, params, reach):
-    """``_pull`` on raw arrays: the primitive's raw VJP, else its tensor VJPs on wrapped arrays."""
-    raw_vjp = prim.raw_vjp
-    if raw_vjp is None:
-        return [None if ga is None else ga._value
-                for ga in _pull(prim, wrap(g), out, args, params, reach)]
-    needs = tuple([id(a) in reach for a in args])
-    if True not in needs:  # every input's cotangent is known already (a reused pass)
-        return ()
-    return raw_vjp(g, out._value, needs, *[a._value for a in args], **params)
+def _plus(a, b, raw):
+    return a + b if raw else add(a, b)
 
 
-def _fit_raw(g, shape, lead):
+def _wrapped(arrays):
+    """Each raw array of ``arrays`` as a tensor, in place (None stays): a pass's results."""
+    for i, array in enumerate(arrays):
+        if array is not None:
+            t = _new(Tensor)
+            t._value = array
+            arrays[i] = t
+    return arrays
+
+
+_new = object.__new__
+
+
+def _fit_raw(g, shape):
     """``sum_to_shape`` on a raw array (raw passes have no leading axes)."""
     return g.sum(axis=_broadcast_axes(g.shape, shape, 0)).reshape(shape)
-
-
-def _add_raw(a, b):
-    return a + b
 
 
 def sum_to_shape(g, shape, lead=0):
@@ -420,7 +435,18 @@ def _unconnected_mode(value):
                          f"got {value!r}") from None
 
 
-def _tensors(items, what):
+def _tensors(structure, what):
+    """The leaves of ``structure`` (a tensor or any nest of them) as a list, each checked: a
+    plain list of tensors is returned as it is (so ``gradient`` knows it needs no packing)."""
+    if isinstance(structure, Tensor):
+        return [structure]
+    if structure.__class__ is list:
+        for t in structure:
+            if not isinstance(t, Tensor):
+                break
+        else:
+            return structure
+    items = nest.flatten(structure)
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
             raise TypeError(f"{what} {i} is a {type(t).__name__}, not a tensor or variable: "
@@ -429,17 +455,15 @@ def _tensors(items, what):
 
 
 def _seeds(targets, output_gradients, raw):
-    """The cotangents the backward pass starts from: ones, or the user's output_gradients
-    (raw arrays when ``raw``)."""
-    if output_gradients is None:
-        return [_ones_like(t._value) if raw else wrap(_ones_like(t._value)) for t in targets]
+    """The user's ``output_gradients``, checked, as the cotangents the backward pass starts
+    from (ones for a None entry; raw arrays when ``raw``)."""
     given = nest.flatten(output_gradients)
     if len(given) != len(targets):
         raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
     seeds = []
     for i, (t, g) in enumerate(zip(targets, given)):
         if g is None:
-            seeds.append(wrap(_ones_like(t._value)))
+            seeds.append(_ones_like(t._value, False))
             continue
         g = g if isinstance(g, Tensor) else wrap(_array_like(t._value, g))
         if g.shape != t.shape:
@@ -458,10 +482,11 @@ def _xp(value):
     return backend.array_module(value)
 
 
-def _ones_like(value):
+def _ones_like(value, raw):
+    """A target's default seed (wrapped unless ``raw``)."""
     ones = _xp(value).empty(value.shape, dtype=value.dtype)
-    ones.fill(1)  # without the wrapper of ``ones``: a gradient() call's seed
-    return ones
+    ones.fill(1)  # without the wrapper of ``ones``: every gradient() call makes one
+    return ones if raw else wrap(ones)
 
 
 def _zeros_like(value, shape):

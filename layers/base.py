@@ -171,14 +171,15 @@ class Layer:
         frames = calls.frames
         if training is None and frames:
             training = frames[-1][1]
-        inputs = self._autocast(inputs)
+        if inputs.__class__ is not Tensor or inputs._value.dtype is not self.dtype:
+            inputs = self._autocast(inputs)  # (a tensor of the layer's dtype needs nothing)
         frames.append((self, training))
         try:
             if not self.built:
                 return self._first_call(inputs, args, kwargs, training)
-            if training is None or not self._call_takes_training:
-                return self.call(inputs, *args, **kwargs)
-            return self.call(inputs, *args, training=training, **kwargs)
+            if training is not None and self._call_takes_training:
+                kwargs["training"] = training
+            return self.call(inputs, *args, **kwargs)
         finally:
             frames.pop()
 

@@ -42,11 +42,14 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, inputs):
+        activation = self.activation
         if self.bias is None:
-            return self.activation(fw.matmul(inputs, self.kernel))
-        if self.activation in _RELUS:  # the product, the bias and the ReLU as one op
+            outputs = fw.matmul(inputs, self.kernel)
+        elif activation in _RELUS:  # the product, the bias and the ReLU as one op
             return fw.nn.dense(inputs, self.kernel, self.bias, relu=True)
-        return self.activation(fw.nn.dense(inputs, self.kernel, self.bias))
+        else:
+            outputs = fw.nn.dense(inputs, self.kernel, self.bias)
+        return outputs if activation is activations.linear else activation(outputs)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

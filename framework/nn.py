@@ -20,7 +20,7 @@ from . import backend, kernels
 from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
 from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
-from .primitive import define, device_error, primitive
+from .primitive import _NO_PARAMS, define, device_error, primitive
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
@@ -100,11 +100,12 @@ def _softmax_raw(x):
     return e
 
 
-def _label_positions(x, labels):
-    """The flat index of each example's label entry in ``x`` (classes on the last axis): a
-    flat index reads and writes several times faster than a (row, column) pair of arrays."""
+def _label_positions(x, labels, xp):
+    """The flat index of each example's label entry in ``x`` (classes on the last axis; ``xp``
+    its array module): a flat index reads and writes several times faster than a (row,
+    column) pair of arrays."""
     flat = labels if labels.ndim == 1 else labels.reshape(-1)
-    return _row_starts(backend.array_module(x), labels.size, x.shape[-1], labels.dtype) + flat
+    return _row_starts(xp, labels.size, x.shape[-1], labels.dtype) + flat
 
 
 _starts = {}
@@ -144,7 +145,7 @@ def _sparse_xent_grad_raw(g, labels, logits):
 
 def _minus_label_times(p, labels, g):
     """``(p - one_hot(labels)) * g[..., None]``, in place on the softmax ``p``."""
-    p.reshape(-1)[_label_positions(p, labels)] -= 1
+    _subtract_at(p.reshape(-1), _label_positions(p, labels, backend.array_module(p)), 1)
     if g.ndim == labels.ndim:
         p *= g[..., None]
         return p
@@ -162,19 +163,28 @@ def _xent_raw_vjp(g, out, needs, labels, logits, saved):
         return None, _sparse_xent_grad_raw(g, labels, logits)
     probabilities, positions = saved
     grad = probabilities * g[..., None]
-    grad.reshape(-1)[positions] -= g.reshape(-1)
+    _subtract_at(grad.reshape(-1), positions, g.reshape(-1))
     return None, grad
+
+
+def _subtract_at(flat, positions, values):
+    """``flat[positions] -= values`` for distinct positions: with NumPy's ``subtract.at`` on the
+    host, a third faster than the indexed assignment at a batch's size."""
+    if flat.__class__ is np.ndarray:
+        np.subtract.at(flat, positions, values)
+    else:
+        flat[positions] -= values
 
 
 @primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
            raw_vjp=_xent_raw_vjp, saves=True)
 def _sparse_xent(labels, logits):
     """The per-example loss, and the softmax and label positions for the backward pass."""
-    if backend.is_device_array(logits) and kernels.fits_xent(labels, logits):
-        return kernels.sparse_xent(labels, logits), None
     xp = backend.array_module(logits)
+    if xp is not np and kernels.fits_xent(labels, logits):
+        return kernels.sparse_xent(labels, logits), None
     shifted = logits - logits.max(axis=-1, keepdims=True)
-    positions = _label_positions(shifted, labels)
+    positions = _label_positions(shifted, labels, xp)
     loss = -shifted.reshape(-1)[positions].reshape(labels.shape)
     probabilities = xp.exp(shifted, out=shifted)
     totals = probabilities.sum(axis=-1)
@@ -258,7 +268,10 @@ def dense(inputs, kernel, bias, relu=False):
     if not x.dtype == w.dtype == b.dtype:
         raise TypeError(f"dense: inputs, kernel and bias must have one dtype, got "
                         f"{x.dtype.name}, {w.dtype.name} and {b.dtype.name}")
-    return _dense(inputs, kernel, bias, relu=bool(relu))
+    return _dense.run((inputs, kernel, bias), (x, w, b), _RELU if relu else _LINEAR)
+
+
+_RELU, _LINEAR = {"relu": True}, {"relu": False}  # shared by the records (never mutated)
 
 
 def _dense_masked(g, out, relu):
@@ -296,7 +309,8 @@ def _dense(inputs, kernel, bias, relu):
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
-    labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
+    if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
+        labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
     raw, values = labels._value, logits._value
     if raw.dtype.kind not in "iu":
         raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, "
@@ -316,7 +330,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
         bad = raw[(raw < 0) | (raw >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
-    return _sparse_xent(labels, logits)
+    return _sparse_xent.run((labels, logits), (raw, values), _NO_PARAMS)
 
 
 def _as_unsigned(labels):

@@ -52,7 +52,8 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
     intermediates the raw VJP reuses (a cross-entropy's softmax), which the record keeps and
     every VJP receives as the keyword ``saved``. ``same_dtype`` refuses mixed operand dtypes, as
     TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure, specialised
-    for one and two arguments: a call costs a few attribute reads beyond the maths.
+    for one and two arguments: a call costs a few attribute reads beyond the maths; its ``run``
+    skips the conversions for a wrapper that has done them.
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
     prim = Primitive(name, table, raw_vjp)
@@ -97,6 +98,11 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         except AttributeError:
             args = _convert_args(name, args)
             values = [a._value for a in args]
+        return run(args, values, params)
+
+    def run(args, values, params):
+        """The op on tensors ``args`` (a tuple) whose arrays are ``values``: for a wrapper that
+        has converted and checked its arguments already."""
         try:
             out = forward(*values, **params)
         except Exception as e:
@@ -114,6 +120,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
     op.__name__ = op.__qualname__ = name
     op.__doc__ = forward.__doc__
     op.primitive = prim
+    op.run = run
     return op
 
 

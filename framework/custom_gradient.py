@@ -38,7 +38,8 @@ def custom_gradient(f):
         if state.recording:
             prim = Primitive(f"custom_gradient({f.__name__})",
                              _CallOnce(grad_fn, len(inputs), variables))
-            record(prim, tuple(inputs) + tuple(variables), y, {})
+            args = tuple(inputs) + tuple(variables)
+            record(prim, args, y, {}, [a._value for a in args])
         return y
     return wrapper
 

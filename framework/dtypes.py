@@ -25,9 +25,12 @@ def as_dtype(dtype):
         raise TypeError(f"cannot interpret {dtype!r} as a dtype") from None
 
 
+FLOATING_KINDS = "fc"  # the NumPy dtype kinds of differentiable tensors
+
+
 def is_floating(dtype):
     """Only floating (and complex) tensors are differentiable, as in TensorFlow."""
-    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in "fc"
+    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in FLOATING_KINDS
 
 
 def default_dtype(value):

@@ -72,7 +72,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         t = _new(Tensor)
         t._value = out
         if state.recording and differentiable:
-            record(prim, (x,), t, params)
+            record(prim, (x,), t, params, (value,))
         return t
 
     def binary(x, y, **params):
@@ -89,7 +89,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         t = _new(Tensor)
         t._value = out
         if state.recording and differentiable:
-            record(prim, (x, y), t, params)
+            record(prim, (x, y), t, params, (xv, yv))
         return t
 
     def variadic(*args, **params):
@@ -112,7 +112,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         t = _new(Tensor)
         t._value = out
         if state.recording and differentiable:
-            record(prim, args, t, dict(params, saved=saved) if saves else params)
+            record(prim, args, t, dict(params, saved=saved) if saves else params, values)
         return t
 
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
@@ -161,10 +161,14 @@ class _EachArg:
         return map(self.__getitem__, itertools.count())
 
 
-def record(prim, args, out, params):
+def record(prim, args, out, params, values):
     """Append the op to every recording tape that tracks one of its inputs.
 
-    A trainable variable among the inputs is watched on the way (``watch_accessed_variables``).
+    A record is ``(primitive, input tensors, output tensor, params, input arrays)``: the arrays
+    the forward read, so that a raw backward pass need not unwrap them again (a variable's
+    array is the same until an update, and an update stops the pass: see the tape's version
+    check). A trainable variable among the inputs is watched on the way
+    (``watch_accessed_variables``).
     """
     for tape in state.recording:
         tracked = tape._tracked
@@ -173,7 +177,7 @@ def record(prim, args, out, params):
             if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
                 hit = True
         if hit:
-            tape._records.append((prim, args, out, params or _NO_PARAMS))
+            tape._records.append((prim, args, out, params or _NO_PARAMS, values))
             tracked.add(id(out))
 
 

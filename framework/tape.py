@@ -1,9 +1,9 @@
 """``GradientTape``: records ops on tensors it watches and differentiates them in reverse.
 
-A tape is a list of records ``(primitive, inputs, output, params)`` in execution order, plus the
-set of ids of the tensors it tracks (watched tensors, accessed trainable variables and the outputs
-of recorded ops). Records hold their tensors, so those ids stay valid while the records live; no
-tensor points back at a tape, so graphs are freed by reference counting alone.
+A tape is a list of records ``(primitive, inputs, output, params, input arrays)`` in execution
+order, plus the set of ids of the tensors it tracks (watched tensors, accessed trainable variables
+and the outputs of recorded ops). Records hold their tensors, so those ids stay valid while the
+records live; no tensor points back at a tape, so graphs are freed by reference counting alone.
 
 ``gradient`` scans the records forward once to find those that depend on the sources, then walks
 just those backwards (execution order is already a topological order: no recursion, no sort),
@@ -19,7 +19,7 @@ from operator import is_
 
 from . import backend, nest
 from .context import state
-from .dtypes import is_floating
+from .dtypes import FLOATING_KINDS, is_floating
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .tensor import Tensor, Variable, wrap
 
@@ -53,31 +53,25 @@ class GradientTape:
     def __enter__(self):
         if self._recording:
             raise ValueError("This tape is already recording; a tape cannot be entered twice.")
-        self._push()
+        state.recording.append(self)
+        self._recording = True
         return self
 
     def __exit__(self, *exc_info):
         if self._recording:
-            self._pop()
-
-    def _push(self):
-        state.recording.append(self)
-        self._recording = True
-
-    def _pop(self):
-        state.recording.remove(self)
-        self._recording = False
+            state.recording.remove(self)
+            self._recording = False
 
     @contextmanager
     def stop_recording(self):
         """Pause recording on this tape (ops inside are not differentiated through it)."""
         if not self._recording:
             raise ValueError("Tape is not recording.")
-        self._pop()
+        self.__exit__()
         try:
             yield
         finally:
-            self._push()
+            self.__enter__()
 
     def reset(self):
         """Forget everything recorded and watched, as if the context were exited and re-entered.
@@ -104,7 +98,7 @@ class GradientTape:
     def _watch_new(self, t):
         """Start tracking a floating tensor or variable the tape does not track yet (a
         variable's version is noted, see ``_check_versions``); False for any other dtype."""
-        if not is_floating(t._value.dtype):
+        if t._value.dtype.kind not in FLOATING_KINDS:  # is_floating, inline: every first read
             return False
         self._tracked.add(id(t))
         self._watched.append(t)
@@ -127,7 +121,9 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
         """d(sum of targets)/d(source) for each source, in the structure of ``sources``."""
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_gradients
+        if mode is not UnconnectedGradients.NONE:
+            mode = _unconnected_mode(mode)
         self._begin_differentiation("gradient")
         targets = _tensors(target, "target")
         flat_sources = _tensors(sources, "source")
@@ -230,7 +226,7 @@ class GradientTape:
                 f"GradientTape(persistent=True) to differentiate several times.")
         if self._recording:
             if not self._persistent:
-                self._pop()
+                self.__exit__()
             else:
                 warnings.warn(
                     "Calling GradientTape.gradient on a persistent tape inside its context is "
@@ -266,7 +262,7 @@ class GradientTape:
         # lets go of it then, unless it answers for a source or is kept for the next pass.
         pop = get if reuse else grads.pop
         for i in reversed(relevant):
-            prim, args, out, params = records[i]
+            prim, args, out, params, values = records[i]
             if free:
                 records[i] = None
             key = id(out)
@@ -277,7 +273,7 @@ class GradientTape:
                 needs = tuple([id(a) in reach for a in args])
                 if True not in needs:  # every input's cotangent is known already (reuse)
                     continue
-                pulled = prim.raw_vjp(g, out._value, needs, *[a._value for a in args], **params)
+                pulled = prim.raw_vjp(g, out._value, needs, *values, **params)
             else:
                 pulled = _pull(prim, g, out, args, params, reach, raw)
             for a, ga in zip(args, pulled):
@@ -303,7 +299,7 @@ class GradientTape:
             # Everything recorded descends from a watched tensor, so from the sources: no scan.
             return tracked, range(len(records)), source_ids
         reach, relevant = set(source_ids), []
-        for i, (_, args, out, _) in enumerate(records):
+        for i, (_, args, out, _, _) in enumerate(records):
             for a in args:
                 if id(a) in reach:
                     reach.add(id(out))
@@ -363,7 +359,7 @@ class GradientTape:
             return ("the tape never watched it: call tape.watch() on it inside the tape, or use "
                     "a trainable fw.Variable (and watch_accessed_variables=True)")
         reach = {id(source)}
-        for _, args, out, _ in self._records:
+        for _, args, out, _, _ in self._records:
             if any(id(a) in reach for a in args):
                 reach.add(id(out))
         escaped = [t for t in self._escaped if id(t) in reach]

@@ -409,7 +409,7 @@ def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
     with fw.GradientTape() as tape:
         tape.watch([x for x in xs if x.dtype == fw.float64])
         y = f(*xs)
-    (prim, inputs, out, params), = tape._records[-1:]
+    (prim, inputs, out, params, _), = tape._records[-1:]
     assert prim.raw_vjp is not None
     g = fw.constant(_rng.standard_normal(out.shape))
     # A raw VJP writes into none of what it is given: a persistent tape shares the cotangents

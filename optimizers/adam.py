@@ -24,33 +24,47 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self.amsgrad = bool(amsgrad)
         self._slot_names = ("momentum", "velocity") + (("velocity_hat",) if amsgrad else ())
+        self._constants = {}  # see _as_scalars
 
     def _update_step(self, gradient, variable, slots, learning_rate, step):
         m, v = slots[0], slots[1]
         scalar = variable.dtype.type
+        beta_1, beta_2, mix_1, mix_2, epsilon = self._as_scalars(scalar)
         t = scalar(step)
-        alpha = (scalar(learning_rate) * np.sqrt(1 - scalar(self.beta_2) ** t)
-                 / (1 - scalar(self.beta_1) ** t))
+        alpha = scalar(learning_rate) * np.sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t)
         if backend.is_device_array(variable) and kernels.fits(variable, gradient, *slots):
             kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
                          self.epsilon)
             return
         (tmp,) = self._scratch(variable, 1)  # one buffer: less memory traffic on big weights
         np.subtract(gradient, m, out=tmp)
-        tmp *= 1 - self.beta_1
+        tmp *= mix_1
         m += tmp
         np.multiply(gradient, gradient, out=tmp)
         tmp -= v
-        tmp *= 1 - self.beta_2
+        tmp *= mix_2
         v += tmp
         if self.amsgrad:
             np.maximum(slots[2], v, out=slots[2])
             v = slots[2]
         np.sqrt(v, out=tmp)
-        tmp += self.epsilon
+        tmp += epsilon
         np.divide(m, tmp, out=tmp)
         tmp *= alpha
         variable -= tmp
+
+    def _as_scalars(self, scalar):
+        """``beta_1, beta_2, 1 - beta_1, 1 - beta_2, epsilon`` as NumPy scalars of the type
+        ``scalar``, kept while the hyperparameters stay: an array op converts a Python float
+        operand again on every call, and a small variable's update is a dozen such calls."""
+        hyper = (scalar, self.beta_1, self.beta_2, self.epsilon)
+        kept = self._constants.get(hyper)
+        if kept is None:
+            if len(self._constants) >= 8:  # hyperparameters changed: the old ones are done
+                self._constants.clear()
+            kept = self._constants[hyper] = tuple(map(scalar, (
+                self.beta_1, self.beta_2, 1 - self.beta_1, 1 - self.beta_2, self.epsilon)))
+        return kept
 
 
 class AdamW(Adam):

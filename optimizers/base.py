@@ -209,7 +209,11 @@ class Optimizer:
             if grad is None:
                 missing.append(variable.name)
                 continue
-            grads.append(_checked_gradient(grad, variable))
+            raw, value = grad._value if isinstance(grad, Tensor) else grad, variable._value
+            if raw.__class__ is not value.__class__ or raw.shape != value.shape \
+                    or raw.dtype != value.dtype or value.dtype.kind != "f":
+                _check_gradient(raw, grad, variable)  # (same array type: same device)
+            grads.append(raw)
             variables.append(variable)
         if len(set(map(id, variables))) != len(variables) or missing:
             _check_once(pairs)
@@ -449,13 +453,8 @@ def _check_once(pairs):
         seen.add(id(variable))
 
 
-def _checked_gradient(grad, variable):
-    """The raw array of ``grad``, after checking it fits ``variable``."""
-    raw = grad._value if isinstance(grad, Tensor) else grad
-    value = variable._value
-    if raw.__class__ is value.__class__ and raw.shape == value.shape \
-            and raw.dtype == value.dtype and value.dtype.kind == "f":
-        return raw  # the usual case, in four comparisons: same array type is same device
+def _check_gradient(raw, grad, variable):
+    """Say why the array ``raw`` of ``grad`` does not fit ``variable``, if it does not."""
     if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
         raise TypeError(f"the gradient for variable '{variable.name}' is a "
                         f"{type(grad).__name__}; expected a tensor or an array")
@@ -472,7 +471,6 @@ def _checked_gradient(grad, variable):
     if backend.device_of(raw) != variable.device:
         raise ValueError(f"the gradient for variable '{variable.name}' is on "
                          f"{backend.device_of(raw)}, the variable on {variable.device}")
-    return raw
 
 
 def _squared_norm(g):

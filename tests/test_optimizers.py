@@ -102,6 +102,16 @@ def test_trajectory_follows_the_update_formula(make, formula):
     assert int(optimizer.iterations) == STEPS and optimizer.iterations.dtype == fw.int64
 
 
+def test_changed_adam_hyperparameters_take_effect_on_the_next_step():
+    variable, gradient = fw.Variable(np.zeros(3)), fw.constant(np.ones(3))
+    optimizer = Adam(0.1)
+    optimizer.apply_gradients([(gradient, variable)])
+    np.testing.assert_allclose(optimizer.get_slot(variable, "momentum").numpy(), 0.1)
+    optimizer.beta_1 = 0.5  # m += (g - m) * (1 - beta_1): 0.1 + 0.9 * 0.5
+    optimizer.apply_gradients([(gradient, variable)])
+    np.testing.assert_allclose(optimizer.get_slot(variable, "momentum").numpy(), 0.55)
+
+
 def test_keras_defaults():
     assert (SGD().learning_rate, SGD().momentum, SGD().nesterov) == (0.01, 0.0, False)
     adam_ = Adam()

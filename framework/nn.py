@@ -30,7 +30,7 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gel
 
 def _relu_grad_raw(g, y):
     """``g`` where the ReLU's output ``y`` is positive, else 0 (the ReLU's VJP, in one op)."""
-    if backend.is_device_array(g) and kernels.fits(g, y):
+    if g.__class__ is not np.ndarray and kernels.fits(g, y):
         return kernels.relu_grad(g, y)
     return g * (y > 0)
 
@@ -103,26 +103,23 @@ def _softmax_raw(x):
 def _label_positions(x, labels, xp):
     """The flat index of each example's label entry in ``x`` (classes on the last axis; ``xp``
     its array module): a flat index reads and writes several times faster than a (row,
-    column) pair of arrays."""
-    flat = labels if labels.ndim == 1 else labels.reshape(-1)
-    return _row_starts(xp, labels.size, x.shape[-1], labels.dtype) + flat
+    column) pair of arrays.
 
-
-_starts = {}
-
-
-def _row_starts(xp, rows, depth, dtype):
-    """``0, depth, 2 * depth, ...`` for ``rows`` rows, in the labels' dtype where it holds them
-    (no mixed-type addition), kept per batch shape: every step of a training asks again."""
-    key = (xp, rows, depth, dtype)
+    The row starts ``0, depth, 2 * depth, ...`` are kept per batch shape (every step of a
+    training asks again), in the labels' dtype where it holds them (no mixed-type addition).
+    """
+    rows, depth = labels.size, x.shape[-1]
+    key = (xp, rows, depth, labels.dtype)
     starts = _starts.get(key)
     if starts is None:
-        if rows * depth > np.iinfo(dtype).max:
-            dtype = np.intp
+        dtype = labels.dtype if rows * depth <= np.iinfo(labels.dtype).max else np.intp
         if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
             _starts.clear()
         starts = _starts[key] = xp.arange(0, rows * depth, depth, dtype=dtype)
-    return starts
+    return starts + (labels if labels.ndim == 1 else labels.reshape(-1))
+
+
+_starts = {}
 
 
 def _xent_grad_vjp_g(gg, out, g, labels, logits):
@@ -180,14 +177,17 @@ def _subtract_at(flat, positions, values):
            raw_vjp=_xent_raw_vjp, saves=True)
 def _sparse_xent(labels, logits):
     """The per-example loss, and the softmax and label positions for the backward pass."""
-    xp = backend.array_module(logits)
+    host = logits.__class__ is np.ndarray
+    xp = np if host else backend.array_module(logits)
     if xp is not np and kernels.fits_xent(labels, logits):
         return kernels.sparse_xent(labels, logits), None
-    shifted = logits - logits.max(axis=-1, keepdims=True)
+    # On the host, the ufuncs' own reductions: the array methods go through a Python wrapper.
+    shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
+                        else logits.max(axis=-1, keepdims=True))
     positions = _label_positions(shifted, labels, xp)
     loss = -shifted.reshape(-1)[positions].reshape(labels.shape)
     probabilities = xp.exp(shifted, out=shifted)
-    totals = probabilities.sum(axis=-1)
+    totals = np.add.reduce(probabilities, -1) if host else probabilities.sum(axis=-1)
     loss += xp.log(totals)
     probabilities /= totals[..., None]
     return loss, (probabilities, positions)
@@ -214,7 +214,7 @@ def _bias_vjp(g, out, value, bias):
 
 def _sum_batch_raw(g, axes):
     """``g`` summed over its batch ``axes``: a bias gradient (a product with cuBLAS on the GPU)."""
-    if backend.is_device_array(g) and kernels.fits(g):
+    if g.__class__ is not np.ndarray and kernels.fits(g):
         return kernels.sum_rows(g, axes)
     return g.sum(axis=axes)
 
@@ -281,6 +281,9 @@ def _dense_masked(g, out, relu):
 def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
         g = _relu_grad_raw(g, out)
+    if g.__class__ is np.ndarray and g.ndim == 2:  # a batch of rows on the host: every step
+        return (g @ kernel.T if needs[0] else None, inputs.T @ g if needs[1] else None,
+                np.add.reduce(g, 0) if needs[2] else None)
     g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
     return g_inputs, g_kernel, _sum_batch_raw(g, _batch_axes(g)) if needs[2] else None
 
@@ -299,7 +302,7 @@ def _batch_axes(g):
     raw_vjp=_dense_raw_vjp)
 def _dense(inputs, kernel, bias, relu):
     out = inputs @ kernel
-    if backend.is_device_array(out) and kernels.fits(out, bias):
+    if out.__class__ is not np.ndarray and kernels.fits(out, bias):
         return kernels.bias_add_relu(out, bias) if relu else out + bias
     out += bias
     if relu:
@@ -319,22 +322,19 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
                          f"{labels.shape} do not match logits of shape {logits.shape} "
                          f"(expected labels of shape {logits.shape[:-1]})")
-    on_device = backend.is_device_array(raw)
-    if on_device != backend.is_device_array(values):  # indexing would copy them over
+    on_host = raw.__class__ is np.ndarray is values.__class__
+    if not on_host and backend.is_device_array(raw) != backend.is_device_array(values):
         raise device_error("sparse_softmax_cross_entropy_with_logits", (labels, logits))
     # TensorFlow's CPU kernel refuses labels out of range too (a -1 would silently pick the
     # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
     # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
     depth = values.shape[-1]
-    if not on_device and raw.size and np.maximum.reduce(_as_unsigned(raw), None) >= depth:
+    if (on_host or not backend.is_device_array(raw)) and raw.size and np.maximum.reduce(
+            raw.view(_UNSIGNED[raw.itemsize]) if raw.dtype.kind == "i" else raw, None) >= depth:
         bad = raw[(raw < 0) | (raw >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
     return _sparse_xent.run((labels, logits), (raw, values), _NO_PARAMS)
-
-
-def _as_unsigned(labels):
-    return labels.view(_UNSIGNED[labels.itemsize]) if labels.dtype.kind == "i" else labels
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}

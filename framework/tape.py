@@ -17,6 +17,8 @@ import warnings
 from contextlib import contextmanager
 from operator import is_
 
+import numpy as np
+
 from . import backend, nest
 from .context import state
 from .dtypes import FLOATING_KINDS, is_floating
@@ -329,10 +331,12 @@ class GradientTape:
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""
-        stale = [k for k, (var, version) in self._versions.items() if var._version != version]
-        if not stale:
-            return
-        stale = set(stale)
+        for var, version in self._versions.values():
+            if var._version != version:
+                break
+        else:
+            return  # (the usual case: one comparison per variable)
+        stale = {k for k, (var, version) in self._versions.items() if var._version != version}
         for i in relevant:
             for a in self._records[i][1]:
                 if id(a) in stale:
@@ -475,13 +479,18 @@ def _describe(t):
 
 
 def _xp(value):
-    return backend.array_module(value)
+    return np if value.__class__ is np.ndarray else backend.array_module(value)
 
 
 def _ones_like(value, raw):
-    """A target's default seed (wrapped unless ``raw``)."""
-    ones = _xp(value).empty(value.shape, dtype=value.dtype)
-    ones.fill(1)  # without the wrapper of ``ones``: every gradient() call makes one
+    """A target's default seed (wrapped unless ``raw``), made without the wrapper of ``ones``:
+    every gradient() call makes one, mostly for a 0-d loss."""
+    xp = _xp(value)
+    if value.ndim:
+        ones = xp.empty(value.shape, dtype=value.dtype)
+        ones.fill(1)
+    else:
+        ones = xp.array(1, dtype=value.dtype)
     return ones if raw else wrap(ones)
 
 

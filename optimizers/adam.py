@@ -1,7 +1,9 @@
 """Adam (with AMSGrad) and AdamW, with Keras 3's update formulas and defaults."""
+import math
+
 import numpy as np
 
-from framework import backend, kernels
+from framework import kernels
 
 from .base import Optimizer
 
@@ -31,8 +33,11 @@ class Adam(Optimizer):
         scalar = variable.dtype.type
         beta_1, beta_2, mix_1, mix_2, epsilon = self._as_scalars(scalar)
         t = scalar(step)
-        alpha = scalar(learning_rate) * np.sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t)
-        if backend.is_device_array(variable) and kernels.fits(variable, gradient, *slots):
+        # In the variable's dtype, as Keras computes it; the square root of a float32 number
+        # taken in float64 and rounded is float32's own (and math.sqrt skips a ufunc call).
+        alpha = (scalar(learning_rate) * scalar(math.sqrt(1 - beta_2 ** t))
+                 / (1 - beta_1 ** t))
+        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
             kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
                          self.epsilon)
             return

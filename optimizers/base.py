@@ -172,8 +172,9 @@ class Optimizer:
         iterations = self.iterations
         step = int(iterations._value) + 1
         plan = self._plan(variables)
-        for group in plan.groups:
-            group.gather(grads)
+        for group in plan.groups:  # this step's gradients into the group's flat buffer
+            for index, view in zip(group.indices, group.gradient_views):
+                view[...] = grads[index]  # (NumPy's cheapest copy for arrays this small)
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
         for group in plan.groups:
@@ -410,12 +411,6 @@ class _Group:
             self.slots.append(_take_into(np.empty(size, dtype), slots, shapes))
             self.slot_variables += slots
 
-    # A slice assignment: NumPy's cheapest copy (np.concatenate and np.copyto cost more per
-    # call than the copying itself, for arrays this small).
-    def gather(self, grads):
-        """Copy this step's gradients (``grads``: the call's, by index) into the flat buffer."""
-        for index, view in zip(self.indices, self.gradient_views):
-            view[...] = grads[index]
 
 
 def _views(flat, shapes):

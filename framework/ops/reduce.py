@@ -62,11 +62,11 @@ def _fill_raw(g, shape, count):
     """The one value of ``g / count`` over ``shape``: the cotangent of a reduction over every
     axis (a loss's), with none of the general spread's shape work. On the host the value is
     worked out as a Python number: NumPy's 0-d arithmetic costs more than the whole fill."""
-    xp = backend.array_module(g)
-    out = xp.empty(shape, dtype=g.dtype)
-    if xp is np:
+    if g.__class__ is np.ndarray:
+        out = np.empty(shape, dtype=g.dtype)
         out.fill(g.item() / count)
     else:
+        out = backend.array_module(g).empty(shape, dtype=g.dtype)
         out[...] = g / count if count != 1 else g
     return out
 
@@ -106,7 +106,8 @@ def _reduce_sum(x, axis, keepdims):
 @primitive(_mean_vjp, raw_vjp=_mean_raw_vjp)
 def _reduce_mean(x, axis, keepdims):
     if x.dtype.kind == "f" and x.size:  # np.mean's sum and division, without its wrapper
-        total = x.sum(axis=axis, keepdims=keepdims)
+        total = (np.add.reduce(x, axis, keepdims=keepdims) if x.__class__ is np.ndarray
+                 else x.sum(axis=axis, keepdims=keepdims))
         return total / (x.size // total.size)
     return x.mean(axis=axis, keepdims=keepdims, dtype=x.dtype)
 

@@ -249,11 +249,10 @@ class GradientTape:
         default seeds) starts from the cotangents an earlier such pass for the same targets
         completed, and keeps this pass's for the next one."""
         records = self._records
-        reach, relevant, source_ids = self._relevant(sources)
-        self._check_versions(relevant)
+        # Complete already, when reused: only what they do not cover is pulled back.
         grads = self._known_cotangents(targets) if reuse else {}
-        if grads:  # complete already: only what they do not cover is pulled back
-            reach = reach.difference(grads)
+        reach, relevant, source_ids = self._relevant(sources, grads)
+        self._check_versions(relevant)
         get = grads.get
         for i, t in enumerate(targets):
             if id(t) in reach:
@@ -273,8 +272,6 @@ class GradientTape:
                 continue
             if raw and prim.raw_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
-                if True not in needs:  # every input's cotangent is known already (reuse)
-                    continue
                 pulled = prim.raw_vjp(g, out._value, needs, *values, **params)
             else:
                 pulled = _pull(prim, g, out, args, params, reach, raw)
@@ -287,31 +284,35 @@ class GradientTape:
                 key = id(a)
                 prev = get(key)
                 grads[key] = ga if prev is None else _plus(prev, ga, raw)
-        if reuse:
+        if reuse:  # (taken off the tape meanwhile: a failed pass leaves no partial ones)
             self._cotangents = (targets, len(records), grads)
         found = list(map(get, map(id, sources)))
         return _wrapped(found) if raw else found
 
-    def _relevant(self, sources):
-        """What a walk from ``sources`` covers: the ids of the tensors they reach, the indices
-        of the records that read one of those, and the ids of the sources the tape tracks."""
+    def _relevant(self, sources, known):
+        """What a walk from ``sources`` covers: the ids of the tensors they reach whose
+        cotangents are not ``known`` already, the indices of the records that read one of
+        those, and the ids of the sources the tape tracks. The reach stops at a known
+        cotangent: the records beyond it have nothing left to pull back."""
         tracked, records = self._tracked, self._records
         source_ids = tracked.intersection(map(id, sources))
-        if source_ids.issuperset(map(id, self._watched)):
+        if not known and source_ids.issuperset(map(id, self._watched)):
             # Everything recorded descends from a watched tensor, so from the sources: no scan.
             return tracked, range(len(records)), source_ids
-        reach, relevant = set(source_ids), []
+        reach, relevant = source_ids.difference(known), []
         for i, (_, args, out, _, _) in enumerate(records):
             for a in args:
                 if id(a) in reach:
-                    reach.add(id(out))
                     relevant.append(i)
+                    if id(out) not in known:
+                        reach.add(id(out))
                     break
         return reach, relevant, source_ids
 
     def _known_cotangents(self, targets):
         """The complete cotangents (by tensor id) of this tape's last raw pass, when it was for
-        the same targets and nothing was recorded since; else an empty dict.
+        the same targets and nothing was recorded since; else an empty dict. The tape lets go
+        of them meanwhile: the pass adds its own and hands them back when it completes.
 
         A tensor that the earlier pass's sources reach has all its consumers among the records
         that pass walked, so its cotangent there is complete: a second ``gradient`` of a
@@ -320,14 +321,14 @@ class GradientTape:
         cotangents, so sharing them is safe; they cost the memory of one cotangent per tensor
         the passes reached, for as long as the tape lives.
         """
-        memo = self._cotangents
+        memo, self._cotangents = self._cotangents, None
         if memo is None:
             return {}
         known_targets, count, cotangents = memo
         if count != len(self._records) or len(known_targets) != len(targets) or not all(
                 map(is_, known_targets, targets)):
             return {}
-        return dict(cotangents)
+        return cotangents
 
     def _check_versions(self, relevant):
         """Refuse to differentiate through a variable updated after the tape read it."""

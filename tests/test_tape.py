@@ -196,6 +196,29 @@ def test_a_persistent_tape_reuses_the_cotangents_of_an_earlier_gradient(order):
         assert np.array_equal(g.numpy(), e.numpy())
 
 
+def test_a_failed_gradient_leaves_no_partial_cotangents_for_the_next():
+    fail = [True]
+
+    @fw.custom_gradient
+    def fragile(x):
+        def grad(dy):
+            if fail[0]:
+                fail[0] = False
+                raise RuntimeError("failed once")
+            return dy * 3.0
+        return x * 3.0, grad
+    w, v = fw.Variable(np.array([1.0, 2.0])), fw.Variable(np.array([0.5, -1.0]))
+    with fw.GradientTape(persistent=True) as tape:
+        f = w * 2.0
+        tripled = fragile(f)  # recorded before f * v, so pulled back after it
+        loss = fw.reduce_sum(f * v) + fw.reduce_sum(tripled)
+    assert value(tape.gradient(loss, v)) == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="failed once"):
+        tape.gradient(loss, w)  # f's cotangent has v from f * v, not yet 3 from fragile
+    # d loss / d w = 2 (v + 3): a cotangent of f kept from the failed pass would give 2 v
+    assert [value(g) for g in tape.gradient(loss, [w, v])] == [[7.0, 4.0], [2.0, 4.0]]
+
+
 def test_cotangents_are_reused_only_for_the_same_targets_and_records():
     calls = []
     tape, loss, first, second = _two_layer_loss(True, calls)

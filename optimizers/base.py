@@ -216,9 +216,8 @@ class Optimizer:
                 _check_gradient(raw, grad, variable)  # (same array type: same device)
             grads.append(raw)
             variables.append(variable)
-        if len(set(map(id, variables))) != len(variables) or missing:
-            _check_once(pairs)
-        if missing:
+        if missing:  # (a variable twice among the others: see _plan)
+            _check_once([variable for _, variable in pairs])
             why = (" This usually means the loss does not depend on them: a layer not used in "
                    "call(), a value taken out of the tape with .numpy() or float(), a "
                    "non-differentiable op (argmax, a cast to an integer) between them and the "
@@ -235,7 +234,9 @@ class Optimizer:
         key = tuple(map(id, variables))  # the plan holds the variables: their ids stay theirs
         plan = self._plans.get(key)
         if plan is not None and plan.holds(variables):
-            return plan
+            return plan  # (made for this list: no variable appears twice in it)
+        if len(set(key)) != len(key):
+            _check_once(variables)
         self.build(variables)
         plan = _Plan(variables, self._slots, self.iterations)
         ids = set(key)
@@ -438,10 +439,10 @@ def _not_a_variable(variable, grad, index):
                     f"{type(variable).__name__}, not a fw.Variable{hint}")
 
 
-def _check_once(pairs):
-    """Refuse a variable that appears in two pairs (its gradients must be added first)."""
+def _check_once(variables):
+    """Refuse a variable that appears twice (its gradients must be added up first)."""
     seen = set()
-    for _, variable in pairs:
+    for variable in variables:
         if id(variable) in seen:
             raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
                              f"add its gradients up and pass it once")

@@ -185,10 +185,11 @@ def _sparse_xent(labels, logits):
     shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
                         else logits.max(axis=-1, keepdims=True))
     positions = _label_positions(shifted, labels, xp)
-    loss = -shifted.reshape(-1)[positions].reshape(labels.shape)
+    picked = shifted.reshape(-1)[positions].reshape(labels.shape)  # before exp overwrites it
     probabilities = xp.exp(shifted, out=shifted)
     totals = np.add.reduce(probabilities, -1) if host else probabilities.sum(axis=-1)
-    loss += xp.log(totals)
+    loss = xp.log(totals)
+    loss -= picked  # log(sum(exp(shifted))) - shifted[label]
     probabilities /= totals[..., None]
     return loss, (probabilities, positions)
 

@@ -168,5 +168,6 @@ def _metric(name: str, loss: dict[str, Any]) -> Callable[[np.ndarray, np.ndarray
         return lambda y, p: float(np.mean((p - y) ** 2))
     if loss["name"] == "binary_crossentropy":
         threshold = 0.0 if loss["from_logits"] else 0.5
-        return lambda y, p: float(np.mean((p > threshold) == (y > 0.5)))
-    return lambda y, p: float(np.mean(np.argmax(p, axis=-1) == y))
+        return lambda y, p: np.count_nonzero((p > threshold) == (y > 0.5)) / y.size
+    # (every training step asks: the array method and a count skip NumPy's Python wrappers)
+    return lambda y, p: np.count_nonzero(p.argmax(axis=-1) == y) / y.size

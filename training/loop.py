@@ -74,9 +74,11 @@ def train_step(training: Training, x: np.ndarray, y: np.ndarray,
         else:
             loss = fw.reduce_sum(per_example) * (ranks / batch_rows)
     tape = fw.distributed.DistributedGradientTape(tape)
-    gradients = [tape.gradient(loss, group.variables) for group in training.groups]
-    for group, group_gradients in zip(training.groups, gradients, strict=True):
-        group.optimizer.apply_gradients(zip(group_gradients, group.variables, strict=True))
+    variables = [group.variables for group in training.groups]
+    gradients = [tape.gradient(loss, group_variables) for group_variables in variables]
+    for group, group_gradients, group_variables in zip(training.groups, gradients, variables,
+                                                      strict=True):
+        group.optimizer.apply_gradients(zip(group_gradients, group_variables, strict=True))
     return loss, predictions
 
 
@@ -202,8 +204,9 @@ def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[
                 loss = fw.distributed.allreduce_mean(loss)
             if steps_file is not None:
                 steps_file.append({"epoch": epoch, "step": step, "loss": loss, **rates})
-            bar.set_postfix(loss=f"{loss:.4f}", lr=",".join(f"{r:.3g}" for r in rates.values()),
-                            refresh=False)
+            if not bar.disable:
+                bar.set_postfix(loss=f"{loss:.4f}",
+                                lr=",".join(f"{r:.3g}" for r in rates.values()), refresh=False)
             bar.update()
     record = {"epoch": epoch, "step": step}
     record.update(_means(totals, rows))

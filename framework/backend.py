@@ -5,6 +5,10 @@ and a CuPy array answers them itself through NumPy's dispatch protocols (``__arr
 ``__array_function__``). So one op body serves both libraries, and the backend setting only
 decides where *new* arrays are created (constants, creation functions, initializers). The few
 hot paths that ``framework.kernels`` fuses on the GPU get CuPy from ``cupy_module()``.
+
+On the training step's hot paths a host array is told apart with ``x.__class__ is np.ndarray``
+before any call here: a NumPy array needs no further check, and anything else (a CuPy array, a
+NumPy subclass) takes the general path, which asks ``is_device_array``.
 """
 import math
 import os

@@ -10,7 +10,7 @@ backward step per layer of a training step.
 On GPU arrays a few forwards (``bias_add_relu``, the ReLU's gradient, the bias gradient, the
 sparse cross-entropy and its gradient) hand over to fused kernels or cuBLAS
 (``framework.kernels``); the primitives and their VJPs stay the same, so higher orders are
-unaffected, and the host pays one ``is_device_array`` check per call.
+unaffected, and a host array pays one class check per call (see ``framework.backend``).
 """
 import math
 

@@ -286,8 +286,9 @@ class GradientTape:
                 grads[key] = ga if prev is None else _plus(prev, ga, raw)
         if reuse:  # (taken off the tape meanwhile: a failed pass leaves no partial ones)
             self._cotangents = (targets, len(records), grads)
-        found = list(map(get, map(id, sources)))
-        return _wrapped(found) if raw else found
+        if raw:
+            return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
+        return [get(id(s)) for s in sources]
 
     def _relevant(self, sources, known):
         """What a walk from ``sources`` covers: the ids of the tensors they reach whose
@@ -388,19 +389,6 @@ def _pull(prim, g, out, args, params, reach, raw=False):
 
 def _plus(a, b, raw):
     return a + b if raw else add(a, b)
-
-
-def _wrapped(arrays):
-    """Each raw array of ``arrays`` as a tensor, in place (None stays): a pass's results."""
-    for i, array in enumerate(arrays):
-        if array is not None:
-            t = _new(Tensor)
-            t._value = array
-            arrays[i] = t
-    return arrays
-
-
-_new = object.__new__
 
 
 def _fit_raw(g, shape):

@@ -172,9 +172,8 @@ class Optimizer:
         iterations = self.iterations
         step = int(iterations._value) + 1
         plan = self._plan(variables)
-        for group in plan.groups:  # this step's gradients into the group's flat buffer
-            for index, view in zip(group.indices, group.gradient_views):
-                view[...] = grads[index]  # (NumPy's cheapest copy for arrays this small)
+        for group in plan.groups:
+            group.gather(grads)
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
         for group in plan.groups:
@@ -411,6 +410,12 @@ class _Group:
             slots = [slots_of[variable][column] for variable in variables]
             self.slots.append(_take_into(np.empty(size, dtype), slots, shapes))
             self.slot_variables += slots
+
+    def gather(self, grads):
+        """Copy this step's gradients (``grads``: the call's, by index) into the flat buffer,
+        by slice assignment: NumPy's cheapest copy for arrays this small."""
+        for index, view in zip(self.indices, self.gradient_views):
+            view[...] = grads[index]
 
 
 

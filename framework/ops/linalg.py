@@ -45,8 +45,6 @@ def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
 def _matmul_raw_vjp(g, out, needs, a, b, transpose_a, transpose_b):
     """Both products of the matrix rule; a vector argument is a matrix of one row (``a``) or
     one column (``b``), its axis added to ``g`` and dropped again from its gradient."""
-    if a.ndim == b.ndim == 2 and not (transpose_a or transpose_b):  # a Dense layer's product
-        return (g @ b.T if needs[0] else None), (a.T @ g if needs[1] else None)
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
     if vector_b:
         b, g = b[:, None], g[..., None]

@@ -129,8 +129,7 @@ def reduce_sum(input_tensor, axis=None, keepdims=False):
 
 def reduce_mean(input_tensor, axis=None, keepdims=False):
     """Mean over ``axis`` (all axes when None), computed in the input's dtype."""
-    return _reduce_mean(input_tensor, axis=axis if axis is None else _axis_param(axis),
-                        keepdims=keepdims is True or bool(keepdims))
+    return _reduce_mean(input_tensor, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False):

@@ -11,7 +11,8 @@ reused, so a step allocates no arrays beyond what clipping needs.
 ``_update_step`` is elementwise, so small host variables of one dtype are updated together, as
 one flat array (a "multi-tensor" update, like PyTorch's foreach optimizers): a small variable's
 update costs mostly NumPy's fixed cost per call (about a microsecond, a dozen calls for Adam),
-which one call on the concatenation pays once. See ``_Group``.
+which one call on the concatenation pays once. See ``_Group``. A big variable is updated a block
+at a time instead, each block's passes running in the cache (``BLOCK_BYTES``).
 """
 import math
 import re
@@ -35,6 +36,11 @@ from .schedules import LearningRateSchedule
 # GROUP_BYTES matters there (512 x 8,192 in one group: 1.5); larger cuts gained nothing.
 GROUPED_VARIABLE_BYTES = 32 * 1024  # the largest variable updated in a group (8,192 float32)
 GROUP_BYTES = 256 * 1024  # the most one group's flat array holds (65,536 float32)
+# A big variable is updated a block at a time, so that the dozen passes of an update run over
+# blocks of its arrays held in the cache rather than over whole arrays from memory: Adam on
+# the 1.8M float32 weights of a 784-1024-1024-10 MLP takes 4.2 ms whole, 3.7-3.8 ms in 1 MB
+# blocks (0.25, 0.5 or 2 MB blocks: 3.8-3.9 ms).
+BLOCK_BYTES = 1024 * 1024
 _value_of = attrgetter("_value")
 
 
@@ -179,8 +185,9 @@ class Optimizer:
         for group in plan.groups:
             self._update_step(group.gradient, group.value, group.slots, learning_rate, step)
         for index, variable, slots in plan.singles:
-            self._update_step(grads[index], variable._value, [slot._value for slot in slots],
-                              learning_rate, step)
+            arrays = [grads[index], variable._value] + [slot._value for slot in slots]
+            for gradient, value, *slot_values in _blocks(arrays):
+                self._update_step(gradient, value, slot_values, learning_rate, step)
         iterations._value[()] = step
         mark_updated(plan.updated)
         return iterations
@@ -417,6 +424,18 @@ class _Group:
         for index, view in zip(self.indices, self.gradient_views):
             view[...] = grads[index]
 
+
+def _blocks(arrays):
+    """``arrays`` (a variable's gradient, value and slots) cut into consecutive blocks of
+    ``BLOCK_BYTES``, each a list of flat views; the arrays whole when they are small, not on
+    the host, or not all C-contiguous (a reshape would copy, and the update be lost)."""
+    first = arrays[0]
+    if first.nbytes < 2 * BLOCK_BYTES or not all(
+            a.__class__ is np.ndarray and a.flags.c_contiguous for a in arrays):
+        return (arrays,)
+    flat = [a.reshape(-1) for a in arrays]
+    length = BLOCK_BYTES // first.itemsize
+    return ([a[start:start + length] for a in flat] for start in range(0, first.size, length))
 
 
 def _views(flat, shapes):

@@ -566,6 +566,34 @@ def test_grouped_updates_equal_per_variable_updates_bit_for_bit(make, ungrouped)
         assert all(optimizer.get_slot(v, name).shape == v.shape for v in variables)
 
 
+@pytest.mark.parametrize("make", GROUPED_CASES.values(), ids=GROUPED_CASES.keys())
+def test_updates_in_blocks_equal_whole_updates_bit_for_bit(make, ungrouped, monkeypatch):
+    """A big variable's update runs a block at a time (in the cache); elementwise, it gives
+    each element what the whole-array update gives it. Blocks of 1 KB here, so that these
+    small variables (and the last, shorter block of each) take that path."""
+    ungrouped()
+    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 2 ** 40)
+    whole = run_steps(make)[0]
+    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 1024)
+    cls, calls = type(make()), []
+    update = cls._update_step
+    monkeypatch.setattr(cls, "_update_step", lambda self, g, *rest: (
+        calls.append(g.shape) or update(self, g, *rest)))
+    assert_identical(run_steps(make)[0], whole)
+    assert (256,) in calls and (128,) in calls and len(calls) > 4 * len(GROUPED_SHAPES)
+
+
+def test_a_gradient_that_is_not_contiguous_gives_the_same_update(monkeypatch):
+    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 1024)
+    rng = np.random.default_rng(0)
+    start, grad = rng.normal(size=(40, 30)), np.asfortranarray(rng.normal(size=(40, 30)))
+    blocked, whole = fw.Variable(host(start)), fw.Variable(host(start))
+    Adam(0.1).apply_gradients([(grad, blocked)])  # a raw array, as a raw VJP may return
+    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 2 ** 40)
+    Adam(0.1).apply_gradients([(np.ascontiguousarray(grad), whole)])
+    assert_identical([blocked.numpy()], [whole.numpy()])
+
+
 def assert_grouped_views(buffers):
     firsts = [buffers[group[0]] for group in EXPECTED_GROUPS]
     assert all(b is not None for b in firsts) and len(set(map(id, firsts))) == 3

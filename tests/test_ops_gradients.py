@@ -636,3 +636,20 @@ def test_row_vector_broadcasts_in_a_small_network(data, n, m):
                                rtol=1e-12)
     weights = data.draw(arrays(np.float64, (m, n), elements=floats()), label="w")
     check_tape_gradients(f, [x, b, s], weights)
+
+
+@pytest.mark.parametrize("width", [31, 32, 100])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relus_give_numpys_maximum_bit_for_bit(width, dtype, backend):
+    """The ReLUs compare a long row with a row of zeros instead of the scalar 0 (faster on the
+    host): the same values, NaN, infinities and the sign of zero included."""
+    x = _rng.standard_normal((5, width)).astype(dtype)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    bias, kernel = _rng.standard_normal(width).astype(dtype), np.eye(width, dtype=dtype)
+    with np.errstate(invalid="ignore"):  # inf * 0 in the product: NaN, as expected
+        cases = [(fw.nn.relu(x), x), (fw.nn.bias_add_relu(x, bias), x + bias),
+                 (fw.nn.dense(x, kernel, bias, relu=True), x @ kernel + bias)]
+    for got, before in cases:
+        expected = np.maximum(before, 0)
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert np.array_equal(np.signbit(got.numpy()), np.signbit(expected))

@@ -120,23 +120,26 @@ def _softmax_raw(x):
     return e
 
 
-def _label_positions(x, labels, xp):
-    """The flat index of each example's label entry in ``x`` (classes on the last axis; ``xp``
-    its array module): a flat index reads and writes several times faster than a (row,
-    column) pair of arrays.
+def _label_positions(x, labels, xp, classes_first=False):
+    """The flat index of each example's label entry in ``x`` (classes on the last axis, or on
+    the first with ``classes_first``; ``xp`` its array module): a flat index reads and writes
+    several times faster than a (row, column) pair of arrays.
 
-    The row starts ``0, depth, 2 * depth, ...`` are kept per batch shape (every step of a
-    training asks again), in the labels' dtype where it holds them (no mixed-type addition).
+    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...``) are kept
+    per batch shape (every step of a training asks again), in the labels' dtype where it holds
+    them (no mixed-type addition).
     """
-    rows, depth = labels.size, x.shape[-1]
-    key = (xp, rows, depth, labels.dtype)
+    rows, depth = labels.size, x.shape[0 if classes_first else -1]
+    key = (xp, rows, depth, labels.dtype, classes_first)
     starts = _starts.get(key)
     if starts is None:
         dtype = labels.dtype if rows * depth <= np.iinfo(labels.dtype).max else np.intp
         if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
             _starts.clear()
-        starts = _starts[key] = xp.arange(0, rows * depth, depth, dtype=dtype)
-    return starts + (labels if labels.ndim == 1 else labels.reshape(-1))
+        starts = _starts[key] = xp.arange(0, rows if classes_first else rows * depth,
+                                          1 if classes_first else depth, dtype=dtype)
+    labels = labels if labels.ndim == 1 else labels.reshape(-1)
+    return starts + labels * starts.dtype.type(rows) if classes_first else starts + labels
 
 
 _starts = {}
@@ -178,7 +181,11 @@ def _xent_raw_vjp(g, out, needs, labels, logits, saved):
     and one scattered subtraction (on the GPU, where nothing is saved, the fused kernel)."""
     if saved is None:
         return None, _sparse_xent_grad_raw(g, labels, logits)
-    probabilities, positions = saved
+    probabilities, positions, classes_first = saved
+    if classes_first:  # (classes, rows): see _sparse_xent_few_classes
+        grad = probabilities * g
+        _subtract_at(grad.reshape(-1), positions, g)
+        return None, grad.T
     grad = probabilities * g[..., None]
     _subtract_at(grad.reshape(-1), positions, g.reshape(-1))
     return None, grad
@@ -201,6 +208,8 @@ def _sparse_xent(labels, logits):
     xp = np if host else backend.array_module(logits)
     if xp is not np and kernels.fits_xent(labels, logits):
         return kernels.sparse_xent(labels, logits), None
+    if host and logits.ndim == 2 and logits.shape[1] <= _FEW_CLASSES:
+        return _sparse_xent_few_classes(labels, logits)
     # On the host, the ufuncs' own reductions: the array methods go through a Python wrapper.
     shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
                         else logits.max(axis=-1, keepdims=True))
@@ -211,7 +220,28 @@ def _sparse_xent(labels, logits):
     loss = xp.log(totals)
     loss -= picked  # log(sum(exp(shifted))) - shifted[label]
     probabilities /= totals[..., None]
-    return loss, (probabilities, positions)
+    return loss, (probabilities, positions, False)
+
+
+def _sparse_xent_few_classes(labels, logits):
+    """``_sparse_xent`` for a batch of rows of a few classes on the host, worked out classes
+    first: NumPy reduces a short last axis one row at a time, a long one in vector registers.
+    The loss and its gradient: 50 x 10 float32 logits, 13.8 -> 10.7 us; 256 x 10, 32 -> 16 us
+    (at 64 classes and more, rows first is as fast or faster: _FEW_CLASSES)."""
+    rows = logits.shape[0]
+    shifted = logits.T.copy()
+    shifted -= np.maximum.reduce(shifted, 0)
+    positions = _label_positions(shifted, labels, np, classes_first=True)
+    picked = shifted.reshape(-1)[positions]  # before exp overwrites it
+    probabilities = np.exp(shifted, out=shifted)
+    totals = np.add.reduce(probabilities, 0)
+    loss = np.log(totals)
+    loss -= picked
+    probabilities /= totals
+    return loss, (probabilities, positions, True)
+
+
+_FEW_CLASSES = 32
 
 
 def _checked_bias(name, value, bias):

@@ -137,19 +137,21 @@ def test_out_of_range_labels_are_refused_on_the_host(labels, bad):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
 @pytest.mark.parametrize("shape", [(70,), (7, 10)])
-def test_sparse_cross_entropy_gradient_for_every_label_dtype(dtype, shape):
+@pytest.mark.parametrize("depth", [5, 40])
+def test_sparse_cross_entropy_gradient_for_every_label_dtype(dtype, shape, depth):
     """The label positions live in the labels' dtype where they fit: 70 examples of 5 classes
-    overflow int8 and uint8, whose positions must then widen, and 2-D labels flatten."""
+    overflow int8 and uint8, whose positions must then widen, and 2-D labels flatten. A batch
+    of rows of a few classes is worked out classes first, of more classes rows first."""
     rng = np.random.default_rng(0)
-    labels = rng.integers(0, 5, shape).astype(dtype)
-    logits = fw.Variable(rng.standard_normal(shape + (5,)))
+    labels = rng.integers(0, depth, shape).astype(dtype)
+    logits = fw.Variable(rng.standard_normal(shape + (depth,)))
     with fw.GradientTape() as tape:
         loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
     grad = tape.gradient(loss, logits).numpy()
     values = logits.numpy()
     softmax = np.exp(values - values.max(-1, keepdims=True))
     softmax /= softmax.sum(-1, keepdims=True)
-    expected = (softmax - np.eye(5)[labels]) / labels.size
+    expected = (softmax - np.eye(depth)[labels]) / labels.size
     np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
     picked = np.take_along_axis(np.log(softmax), labels[..., None].astype(np.intp), -1)[..., 0]
     np.testing.assert_allclose(loss.numpy(), -picked.mean(), rtol=1e-12)

@@ -125,21 +125,23 @@ def _label_positions(x, labels, xp, classes_first=False):
     the first with ``classes_first``; ``xp`` its array module): a flat index reads and writes
     several times faster than a (row, column) pair of arrays.
 
-    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...``) are kept
-    per batch shape (every step of a training asks again), in the labels' dtype where it holds
-    them (no mixed-type addition).
+    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...`` and a
+    label's stride) are kept per batch shape (every step of a training asks again), in the
+    labels' dtype where it holds them (no mixed-type arithmetic).
     """
     rows, depth = labels.size, x.shape[0 if classes_first else -1]
     key = (xp, rows, depth, labels.dtype, classes_first)
-    starts = _starts.get(key)
-    if starts is None:
+    kept = _starts.get(key)
+    if kept is None:
         dtype = labels.dtype if rows * depth <= np.iinfo(labels.dtype).max else np.intp
         if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
             _starts.clear()
-        starts = _starts[key] = xp.arange(0, rows if classes_first else rows * depth,
-                                          1 if classes_first else depth, dtype=dtype)
+        kept = _starts[key] = (xp.arange(0, rows if classes_first else rows * depth,
+                                         1 if classes_first else depth, dtype=dtype),
+                               np.dtype(dtype).type(rows))  # a label's stride, classes first
+    starts, stride = kept
     labels = labels if labels.ndim == 1 else labels.reshape(-1)
-    return starts + labels * starts.dtype.type(rows) if classes_first else starts + labels
+    return starts + labels * stride if classes_first else starts + labels
 
 
 _starts = {}

@@ -179,7 +179,7 @@ class Layer:
                 return self._first_call(inputs, args, kwargs, training)
             if training is not None and self._call_takes_training:
                 kwargs["training"] = training
-            return self.call(inputs, *args, **kwargs)
+            return self.call(inputs, *args, **kwargs) if args or kwargs else self.call(inputs)
         finally:
             frames.pop()
 

@@ -48,8 +48,8 @@ class Sequential(Model):
         yield from super()._attribute_items()
 
     def call(self, inputs, training=None):
-        for layer in self._layers:
-            inputs = layer(inputs, training=training)
+        for layer in self._layers:  # (without training: each takes this one's, see scope)
+            inputs = layer(inputs) if training is None else layer(inputs, training=training)
         return inputs
 
     def compute_output_shape(self, input_shape):

@@ -123,25 +123,25 @@ def _softmax_raw(x):
 def _label_positions(x, labels, xp, classes_first=False):
     """The flat index of each example's label entry in ``x`` (classes on the last axis, or on
     the first with ``classes_first``; ``xp`` its array module): a flat index reads and writes
-    several times faster than a (row, column) pair of arrays.
+    several times faster than a (row, column) pair of arrays, and an ``intp`` one (NumPy's
+    own index type, which it need not convert) several times faster again.
 
-    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...`` and a
-    label's stride) are kept per batch shape (every step of a training asks again), in the
-    labels' dtype where it holds them (no mixed-type arithmetic).
+    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...``) are kept per
+    batch shape (every step of a training asks again).
     """
     rows, depth = labels.size, x.shape[0 if classes_first else -1]
-    key = (xp, rows, depth, labels.dtype, classes_first)
-    kept = _starts.get(key)
-    if kept is None:
-        dtype = labels.dtype if rows * depth <= np.iinfo(labels.dtype).max else np.intp
+    key = (xp, rows, depth, classes_first)
+    starts = _starts.get(key)
+    if starts is None:
         if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
             _starts.clear()
-        kept = _starts[key] = (xp.arange(0, rows if classes_first else rows * depth,
-                                         1 if classes_first else depth, dtype=dtype),
-                               np.dtype(dtype).type(rows))  # a label's stride, classes first
-    starts, stride = kept
-    labels = labels if labels.ndim == 1 else labels.reshape(-1)
-    return starts + labels * stride if classes_first else starts + labels
+        starts = _starts[key] = xp.arange(0, rows if classes_first else rows * depth,
+                                          1 if classes_first else depth, dtype=np.intp)
+    positions = labels.reshape(-1).astype(np.intp)  # (any integer dtype, uint64 too)
+    if classes_first:
+        positions *= rows
+    positions += starts
+    return positions
 
 
 _starts = {}
@@ -230,7 +230,6 @@ def _sparse_xent_few_classes(labels, logits):
     first: NumPy reduces a short last axis one row at a time, a long one in vector registers.
     The loss and its gradient: 50 x 10 float32 logits, 13.8 -> 10.7 us; 256 x 10, 32 -> 16 us
     (at 64 classes and more, rows first is as fast or faster: _FEW_CLASSES)."""
-    rows = logits.shape[0]
     shifted = logits.T.copy()
     shifted -= np.maximum.reduce(shifted, 0)
     positions = _label_positions(shifted, labels, np, classes_first=True)

@@ -135,13 +135,13 @@ def test_out_of_range_labels_are_refused_on_the_host(labels, bad):
         fw.nn.sparse_softmax_cross_entropy_with_logits(labels, [[0.5, 0.5]] * 2)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64])
 @pytest.mark.parametrize("shape", [(70,), (7, 10)])
 @pytest.mark.parametrize("depth", [5, 40])
 def test_sparse_cross_entropy_gradient_for_every_label_dtype(dtype, shape, depth):
-    """The label positions live in the labels' dtype where they fit: 70 examples of 5 classes
-    overflow int8 and uint8, whose positions must then widen, and 2-D labels flatten. A batch
-    of rows of a few classes is worked out classes first, of more classes rows first."""
+    """The label positions are NumPy's index type whatever the labels' (70 examples of 5
+    classes overflow int8 and uint8; uint64 and int64 do not mix), and 2-D labels flatten. A
+    batch of rows of a few classes is worked out classes first, of more classes rows first."""
     rng = np.random.default_rng(0)
     labels = rng.integers(0, depth, shape).astype(dtype)
     logits = fw.Variable(rng.standard_normal(shape + (depth,)))

@@ -32,11 +32,12 @@ class Adam(Optimizer):
         m, v = slots[0], slots[1]
         scalar = variable.dtype.type
         beta_1, beta_2, mix_1, mix_2, epsilon = self._as_scalars(scalar)
-        t = scalar(step)
-        # In the variable's dtype, as Keras computes it; the square root of a float32 number
-        # taken in float64 and rounded is float32's own (and math.sqrt skips a ufunc call).
-        alpha = (scalar(learning_rate) * scalar(math.sqrt(1 - beta_2 ** t))
-                 / (1 - beta_1 ** t))
+        # In the variable's dtype, as Keras computes it: NumPy scalars take a Python number
+        # operand in their own type (faster than converting it first), and the square root of
+        # a float32 number taken in float64 and rounded is float32's own (math.sqrt skips a
+        # ufunc call).
+        alpha = (learning_rate * scalar(math.sqrt(1 - beta_2 ** step))
+                 / (1 - beta_1 ** step))
         if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
             kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
                          self.epsilon)

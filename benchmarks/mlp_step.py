@@ -11,6 +11,10 @@ Cases (float32, Adam, 2 threads, each implementation in its own process):
 The handwritten NumPy step is the floor a framework on NumPy can reach: forward, a manual
 backward and an in-place Adam, written as tightly as we could.
 
+The runs go in rounds, one process per implementation each, in an order that rotates: a
+machine that slows down for a while slows each implementation alike, and "vs NumPy" is the
+median over rounds of each round's ratio.
+
     python benchmarks/mlp_step.py            # all cases
     python benchmarks/mlp_step.py --case large --runs 5
 """
@@ -234,7 +238,8 @@ def run_worker(impl, case, seconds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=list(SHAPES), action="append")
-    parser.add_argument("--runs", type=int, default=3, help="processes per implementation")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="rounds: processes per implementation")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per run")
     parser.add_argument("--worker", choices=list(IMPLEMENTATIONS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -243,23 +248,28 @@ def main():
         return
     sys.path.insert(0, ROOT)
     from benchmarks.common import table
+    names = list(IMPLEMENTATIONS)
     for case in args.case or list(SHAPES):
+        runs = {impl: [] for impl in names}
+        for round_ in range(args.runs):
+            shift = round_ % len(names)
+            for impl in names[shift:] + names[:shift]:
+                runs[impl].append(run_worker(impl, case, args.seconds))
         results = {}
-        for impl in IMPLEMENTATIONS:
-            runs = [run_worker(impl, case, args.seconds) for _ in range(args.runs)]
-            errors = [e for r, e in runs if e]
+        for impl, done in runs.items():
+            errors = [e for r, e in done if e]
             if errors:
                 results[impl] = errors[0]
                 continue
             key = "added_mb" if case == "memory" else "step_s"
-            results[impl] = [r[key] for r, _ in runs]
+            results[impl] = [r[key] for r, _ in done]
         print(f"\n{case}: {SHAPES[case]}, {args.runs} processes each\n")
         if case == "memory":
             rows = [[impl, r if isinstance(r, str) else f"{statistics.median(r):.1f} MB"]
                     for impl, r in results.items()]
             table(["implementation", "peak RSS added by 50 steps"], rows)
             continue
-        base = statistics.median(results["numpy"]) if isinstance(results["numpy"], list) else None
+        base = results["numpy"] if isinstance(results["numpy"], list) else None
         rows = []
         for impl, r in results.items():
             if isinstance(r, str):
@@ -268,8 +278,9 @@ def main():
             med = statistics.median(r)
             spread = f"{min(r) * 1e3:.3f}-{max(r) * 1e3:.3f}"
             rate = f"{step_flops(case) / med / 1e9:.1f}" if case == "large" else ""
+            ratio = statistics.median(a / b for a, b in zip(r, base)) if base else None
             rows.append([impl, f"{med * 1e3:.3f} ({spread})",
-                         f"{med / base:.2f}x" if base else "", rate])
+                         f"{ratio:.2f}x" if base else "", rate])
         table(["implementation", "ms per step (min-max)", "vs NumPy", "GFLOP/s"], rows)
         if case == "large":
             print(f"\nNumPy matmul rate on the step's shapes: {matmul_rate(case):.1f} GFLOP/s")

@@ -266,9 +266,30 @@ def _bias_vjp(g, out, value, bias):
 
 def _sum_batch_raw(g, axes):
     """``g`` summed over its batch ``axes``: a bias gradient (a product with cuBLAS on the GPU)."""
-    if g.__class__ is not np.ndarray and kernels.fits(g):
-        return kernels.sum_rows(g, axes)
+    if g.__class__ is not np.ndarray:
+        if kernels.fits(g):
+            return kernels.sum_rows(g, axes)
+    elif g.ndim == 2 and axes == (0,):
+        return _column_sums(g)
     return g.sum(axis=axes)
+
+
+def _column_sums(g):
+    """A host matrix's column sums as ``ones @ g``: BLAS's product takes half the time of
+    NumPy's reduction or less (256 x 1024 float32: 35 -> 18 us; 50 x 100: 3.1 -> 1.5 us), and
+    in float32 it is the more accurate of the two on a row-major matrix, whose columns NumPy
+    sums one row after another."""
+    key = (g.shape[0], g.dtype)
+    ones = _ones_rows.get(key)
+    if ones is None:
+        if len(_ones_rows) >= 64:  # batch shapes that keep changing must not grow it forever
+            _ones_rows.clear()
+        ones = _ones_rows[key] = np.ones(g.shape[0], g.dtype)
+        ones.flags.writeable = False
+    return ones @ g
+
+
+_ones_rows = {}  # (rows, dtype) -> a read-only vector of ones, for _column_sums
 
 
 _sum_batch = define("sum_batch", _sum_batch_raw,
@@ -334,7 +355,7 @@ def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
         g = _relu_grad_raw(g, out)
     if g.__class__ is np.ndarray and g.ndim == 2:  # a batch of rows on the host: every step
         return (g @ kernel.T if needs[0] else None, inputs.T @ g if needs[1] else None,
-                np.add.reduce(g, 0) if needs[2] else None)
+                _column_sums(g) if needs[2] else None)
     g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
     return g_inputs, g_kernel, _sum_batch_raw(g, _batch_axes(g)) if needs[2] else None
 

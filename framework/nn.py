@@ -55,14 +55,26 @@ def _relu_into(x, out):
     n = x.shape[-1] if x.ndim else 0
     if n < 32 or x.__class__ is not np.ndarray:
         return np.maximum(x, 0, out=out)
-    zeros = _zero_rows.get((n, x.dtype))
+    key = ("zeros", n, x.dtype)
+    zeros = _kept.get(key)
     if zeros is None:
-        zeros = _zero_rows[n, x.dtype] = np.zeros(n, x.dtype)
-        zeros.flags.writeable = False
+        zeros = _keep(key, np.zeros(n, x.dtype))
     return np.maximum(x, zeros, out=out)
 
 
-_zero_rows = {}  # (length, dtype) -> a read-only row of zeros, for _relu_into
+def _keep(key, array):
+    """Keep ``array``, a constant a step asks for again and again (a row of zeros or ones,
+    the row starts of the label positions), under ``key`` in ``_kept``, read-only on the host.
+    Shapes that keep changing must not grow it forever: past 64 entries it starts over."""
+    if len(_kept) >= 64:
+        _kept.clear()
+    if array.__class__ is np.ndarray:
+        array.flags.writeable = False
+    _kept[key] = array
+    return array
+
+
+_kept = {}
 
 
 def _log_softmax_raw(x, axis):
@@ -130,21 +142,16 @@ def _label_positions(x, labels, xp, classes_first=False):
     batch shape (every step of a training asks again).
     """
     rows, depth = labels.size, x.shape[0 if classes_first else -1]
-    key = (xp, rows, depth, classes_first)
-    starts = _starts.get(key)
+    key = ("starts", xp, rows, depth, classes_first)
+    starts = _kept.get(key)
     if starts is None:
-        if len(_starts) >= 64:  # batch shapes that keep changing must not grow it forever
-            _starts.clear()
-        starts = _starts[key] = xp.arange(0, rows if classes_first else rows * depth,
-                                          1 if classes_first else depth, dtype=np.intp)
+        starts = _keep(key, xp.arange(0, rows if classes_first else rows * depth,
+                                      1 if classes_first else depth, dtype=np.intp))
     positions = labels.reshape(-1).astype(np.intp)  # (any integer dtype, uint64 too)
     if classes_first:
         positions *= rows
     positions += starts
     return positions
-
-
-_starts = {}
 
 
 def _xent_grad_vjp_g(gg, out, g, labels, logits):
@@ -183,14 +190,10 @@ def _xent_raw_vjp(g, out, needs, labels, logits, saved):
     and one scattered subtraction (on the GPU, where nothing is saved, the fused kernel)."""
     if saved is None:
         return None, _sparse_xent_grad_raw(g, labels, logits)
-    probabilities, positions, classes_first = saved
-    if classes_first:  # (classes, rows): see _sparse_xent_few_classes
-        grad = probabilities * g
-        _subtract_at(grad.reshape(-1), positions, g)
-        return None, grad.T
-    grad = probabilities * g[..., None]
+    probabilities, positions, classes_first = saved  # (classes, rows) when classes first
+    grad = probabilities * (g if classes_first else g[..., None])
     _subtract_at(grad.reshape(-1), positions, g.reshape(-1))
-    return None, grad
+    return None, grad.T if classes_first else grad
 
 
 def _subtract_at(flat, positions, values):
@@ -205,41 +208,32 @@ def _subtract_at(flat, positions, values):
 @primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
            raw_vjp=_xent_raw_vjp, saves=True)
 def _sparse_xent(labels, logits):
-    """The per-example loss, and the softmax and label positions for the backward pass."""
+    """The per-example loss, and the softmax and label positions for the backward pass.
+
+    A host batch of rows of a few classes is worked out classes first (on the transposed
+    logits, one copy): NumPy reduces a short last axis one row at a time, a long one in vector
+    registers. The loss and its gradient: 50 x 10 float32 logits, 13.8 -> 10.7 us; 256 x 10,
+    32 -> 16 us; at 64 classes and more, rows first is as fast or faster (``_FEW_CLASSES``)."""
     host = logits.__class__ is np.ndarray
     xp = np if host else backend.array_module(logits)
     if xp is not np and kernels.fits_xent(labels, logits):
         return kernels.sparse_xent(labels, logits), None
-    if host and logits.ndim == 2 and logits.shape[1] <= _FEW_CLASSES:
-        return _sparse_xent_few_classes(labels, logits)
-    # On the host, the ufuncs' own reductions: the array methods go through a Python wrapper.
-    shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
-                        else logits.max(axis=-1, keepdims=True))
-    positions = _label_positions(shifted, labels, xp)
+    classes_first = host and logits.ndim == 2 and logits.shape[1] <= _FEW_CLASSES
+    if classes_first:
+        shifted = logits.T.copy()
+        shifted -= np.maximum.reduce(shifted, 0)
+    else:  # (on the host, the ufuncs' own reductions: the array methods add a Python wrapper)
+        shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
+                            else logits.max(axis=-1, keepdims=True))
+    positions = _label_positions(shifted, labels, xp, classes_first)
     picked = shifted.reshape(-1)[positions].reshape(labels.shape)  # before exp overwrites it
     probabilities = xp.exp(shifted, out=shifted)
-    totals = np.add.reduce(probabilities, -1) if host else probabilities.sum(axis=-1)
+    axis = 0 if classes_first else -1
+    totals = np.add.reduce(probabilities, axis) if host else probabilities.sum(axis=axis)
     loss = xp.log(totals)
     loss -= picked  # log(sum(exp(shifted))) - shifted[label]
-    probabilities /= totals[..., None]
-    return loss, (probabilities, positions, False)
-
-
-def _sparse_xent_few_classes(labels, logits):
-    """``_sparse_xent`` for a batch of rows of a few classes on the host, worked out classes
-    first: NumPy reduces a short last axis one row at a time, a long one in vector registers.
-    The loss and its gradient: 50 x 10 float32 logits, 13.8 -> 10.7 us; 256 x 10, 32 -> 16 us
-    (at 64 classes and more, rows first is as fast or faster: _FEW_CLASSES)."""
-    shifted = logits.T.copy()
-    shifted -= np.maximum.reduce(shifted, 0)
-    positions = _label_positions(shifted, labels, np, classes_first=True)
-    picked = shifted.reshape(-1)[positions]  # before exp overwrites it
-    probabilities = np.exp(shifted, out=shifted)
-    totals = np.add.reduce(probabilities, 0)
-    loss = np.log(totals)
-    loss -= picked
-    probabilities /= totals
-    return loss, (probabilities, positions, True)
+    probabilities /= totals if classes_first else totals[..., None]
+    return loss, (probabilities, positions, classes_first)
 
 
 _FEW_CLASSES = 32
@@ -279,17 +273,11 @@ def _column_sums(g):
     NumPy's reduction or less (256 x 1024 float32: 35 -> 18 us; 50 x 100: 3.1 -> 1.5 us), and
     in float32 it is the more accurate of the two on a row-major matrix, whose columns NumPy
     sums one row after another."""
-    key = (g.shape[0], g.dtype)
-    ones = _ones_rows.get(key)
+    key = ("ones", g.shape[0], g.dtype)
+    ones = _kept.get(key)
     if ones is None:
-        if len(_ones_rows) >= 64:  # batch shapes that keep changing must not grow it forever
-            _ones_rows.clear()
-        ones = _ones_rows[key] = np.ones(g.shape[0], g.dtype)
-        ones.flags.writeable = False
+        ones = _keep(key, np.ones(g.shape[0], g.dtype))
     return ones @ g
-
-
-_ones_rows = {}  # (rows, dtype) -> a read-only vector of ones, for _column_sums
 
 
 _sum_batch = define("sum_batch", _sum_batch_raw,

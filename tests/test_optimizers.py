@@ -472,8 +472,8 @@ def grouped_shapes():
     """Variables of mixed dtypes and sizes, and the groups they make (lists of indices):
     float32 ones in two groups, too many bytes for one, float64 ones (a scalar too) in a third,
     and two just over the size limit left alone."""
-    largest = optimizers.base.GROUPED_VARIABLE_BYTES // 4  # float32 elements
-    fit = optimizers.base.GROUP_BYTES // optimizers.base.GROUPED_VARIABLE_BYTES
+    largest = optimizers.layout.GROUPED_VARIABLE_BYTES // 4  # float32 elements
+    fit = optimizers.layout.GROUP_BYTES // optimizers.layout.GROUPED_VARIABLE_BYTES
     mlp = [(64, 100), (100,), (100, 10), (10,)]  # less than one largest
     float32 = mlp + [(largest,)] * (fit + 1) + [(largest + 1,)]
     float64 = [(30, 20), (20,), (largest // 2,), (largest // 2 + 1,), ()]
@@ -516,7 +516,7 @@ def assert_identical(actual, expected):
 def ungrouped(monkeypatch):
     """Run what follows on the per-variable path only (nothing small enough to group)."""
     def switch():
-        monkeypatch.setattr(optimizers.base, "GROUPED_VARIABLE_BYTES", 0)
+        monkeypatch.setattr(optimizers.layout, "GROUPED_VARIABLE_BYTES", 0)
     return switch
 
 
@@ -572,9 +572,9 @@ def test_updates_in_blocks_equal_whole_updates_bit_for_bit(make, ungrouped, monk
     each element what the whole-array update gives it. Blocks of 1 KB here, so that these
     small variables (and the last, shorter block of each) take that path."""
     ungrouped()
-    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 2 ** 40)
+    monkeypatch.setattr(optimizers.layout, "BLOCK_BYTES", 2 ** 40)
     whole = run_steps(make)[0]
-    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(optimizers.layout, "BLOCK_BYTES", 1024)
     cls, calls = type(make()), []
     update = cls._update_step
     monkeypatch.setattr(cls, "_update_step", lambda self, g, *rest: (
@@ -584,12 +584,12 @@ def test_updates_in_blocks_equal_whole_updates_bit_for_bit(make, ungrouped, monk
 
 
 def test_a_gradient_that_is_not_contiguous_gives_the_same_update(monkeypatch):
-    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(optimizers.layout, "BLOCK_BYTES", 1024)
     rng = np.random.default_rng(0)
     start, grad = rng.normal(size=(40, 30)), np.asfortranarray(rng.normal(size=(40, 30)))
     blocked, whole = fw.Variable(host(start)), fw.Variable(host(start))
     Adam(0.1).apply_gradients([(grad, blocked)])  # a raw array, as a raw VJP may return
-    monkeypatch.setattr(optimizers.base, "BLOCK_BYTES", 2 ** 40)
+    monkeypatch.setattr(optimizers.layout, "BLOCK_BYTES", 2 ** 40)
     Adam(0.1).apply_gradients([(np.ascontiguousarray(grad), whole)])
     assert_identical([blocked.numpy()], [whole.numpy()])
 

@@ -13,7 +13,7 @@ backward and an in-place Adam, written as tightly as we could.
 
 The runs go in rounds, one process per implementation each, in an order that rotates: a
 machine that slows down for a while slows each implementation alike, and "vs NumPy" is the
-median over rounds of each round's ratio.
+median over rounds of each round's ratio, the lowest and highest round's beside it.
 
     python benchmarks/mlp_step.py            # all cases
     python benchmarks/mlp_step.py --case large --runs 5
@@ -278,10 +278,12 @@ def main():
             med = statistics.median(r)
             spread = f"{min(r) * 1e3:.3f}-{max(r) * 1e3:.3f}"
             rate = f"{step_flops(case) / med / 1e9:.1f}" if case == "large" else ""
-            ratio = statistics.median(a / b for a, b in zip(r, base)) if base else None
-            rows.append([impl, f"{med * 1e3:.3f} ({spread})",
-                         f"{ratio:.2f}x" if base else "", rate])
-        table(["implementation", "ms per step (min-max)", "vs NumPy", "GFLOP/s"], rows)
+            ratios = [a / b for a, b in zip(r, base)] if base else None
+            vs = (f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+                  if base else "")
+            rows.append([impl, f"{med * 1e3:.3f} ({spread})", vs, rate])
+        table(["implementation", "ms per step (min-max)", "vs NumPy (min-max of rounds)",
+               "GFLOP/s"], rows)
         if case == "large":
             print(f"\nNumPy matmul rate on the step's shapes: {matmul_rate(case):.1f} GFLOP/s")
 

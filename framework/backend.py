@@ -7,8 +7,8 @@ decides where *new* arrays are created (constants, creation functions, initializ
 hot paths that ``framework.kernels`` fuses on the GPU get CuPy from ``cupy_module()``.
 
 On the training step's hot paths a host array is told apart with ``x.__class__ is np.ndarray``
-before any call here: a NumPy array needs no further check, and anything else (a CuPy array, a
-NumPy subclass) takes the general path, which asks ``is_device_array``.
+(``array_module`` asks that first too): a NumPy array needs no further check, and anything else
+(a CuPy array, a NumPy subclass) takes the general path, which asks ``is_device_array``.
 """
 import math
 import os
@@ -72,6 +72,8 @@ def device_of(value):
 
 
 def array_module(value):
+    if value.__class__ is np.ndarray:  # the host, asked on every step's hot paths
+        return np
     return _cupy if is_device_array(value) else np
 
 

@@ -17,8 +17,6 @@ import warnings
 from contextlib import contextmanager
 from operator import is_
 
-import numpy as np
-
 from . import backend, nest
 from .context import state
 from .dtypes import FLOATING_KINDS, is_floating
@@ -467,14 +465,10 @@ def _describe(t):
     return f"{kind} of shape {t.shape} and dtype {t.dtype.name}"
 
 
-def _xp(value):
-    return np if value.__class__ is np.ndarray else backend.array_module(value)
-
-
 def _ones_like(value, raw):
     """A target's default seed (wrapped unless ``raw``), made without the wrapper of ``ones``:
     every gradient() call makes one, mostly for a 0-d loss."""
-    xp = _xp(value)
+    xp = backend.array_module(value)
     if value.ndim:
         ones = xp.empty(value.shape, dtype=value.dtype)
         ones.fill(1)
@@ -484,15 +478,15 @@ def _ones_like(value, raw):
 
 
 def _zeros_like(value, shape):
-    return _xp(value).zeros(shape, dtype=value.dtype)
+    return backend.array_module(value).zeros(shape, dtype=value.dtype)
 
 
 def _array_like(value, data):
-    return _xp(value).asarray(data, dtype=value.dtype)
+    return backend.array_module(value).asarray(data, dtype=value.dtype)
 
 
 def _eye_like(target, n):
-    return wrap(_xp(target._value).eye(n, dtype=target.dtype))
+    return wrap(backend.array_module(target._value).eye(n, dtype=target.dtype))
 
 
 def _count(rows):

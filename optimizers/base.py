@@ -28,7 +28,6 @@ from .layout import Plan, blocks
 from .schedules import LearningRateSchedule
 
 
-
 def _check_positive(value, what):
     if value is not None and (isinstance(value, bool) or not value > 0):
         raise ValueError(f"{what} must be a positive number or None, got {value!r}")
@@ -317,7 +316,6 @@ class Optimizer:
             for name, array in arrays.items():
                 slot = self.get_slot(variable, name)
                 slot.assign(backend.to_device(np.asarray(array), slot.device))
-
 
 
 def _not_a_variable(variable, grad, index):

@@ -111,8 +111,9 @@ class Registry:
             return identifier(**kwargs)
         if callable(identifier) or type(identifier) in self._canonical:
             return identifier
-        raise TypeError(f"a {self.kind} must be a name, a serialized dict or a callable, "
-                        f"got {identifier!r:.80}")
+        article = "an" if self.kind[0] in "aeiou" else "a"
+        raise TypeError(f"{article} {self.kind} must be a name, a serialized dict or a "
+                        f"callable, got {identifier!r:.80}")
 
     def serialize(self, thing):
         """A function's name, or ``{"class_name": name, "config": thing.get_config()}``."""

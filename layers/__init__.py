@@ -5,9 +5,9 @@ Flatten and Dropout layers; ``containers`` Sequential and MLP; ``initializers`` 
 ``activations`` the functions they are configured with, by Keras's names.
 """
 from . import activations, initializers
-from .base import Layer, Model
+from .base import LAYERS, Layer, Model
 from .containers import MLP, Sequential
 from .core import Dense, Dropout, Flatten
 
-__all__ = ["MLP", "Dense", "Dropout", "Flatten", "Layer", "Model", "Sequential", "activations",
+__all__ = ["LAYERS", "MLP", "Dense", "Dropout", "Flatten", "Layer", "Model", "Sequential", "activations",
            "initializers"]

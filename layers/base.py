@@ -14,12 +14,16 @@ import inspect
 
 import framework as fw
 from framework import backend
+from framework.registry import Registry
 from framework.tensor import Tensor, Variable
 
 from . import initializers
 from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
 
+
+# The layer types by Keras's names (``"dense"``), for configs: each layer class registers itself.
+LAYERS = Registry("layer")
 
 # Every change to what any layer tracks (an attribute set, a weight added, a tracked list or dict
 # mutated) bumps this counter; ``variables`` caches its walk until the counter moves, so a

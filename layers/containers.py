@@ -1,8 +1,9 @@
 """Containers: ``Sequential`` (a stack of layers) and ``MLP`` (a Sequential of Dense layers)."""
-from .base import Layer, Model, _tracked
+from .base import LAYERS, Layer, Model, _tracked
 from .core import Dense, Flatten
 
 
+@LAYERS.register
 class Sequential(Model):
     """Layers applied one after another; each gets the ``training`` flag of the call.
 
@@ -58,6 +59,7 @@ class Sequential(Model):
         return tuple(input_shape)
 
 
+@LAYERS.register
 class MLP(Sequential):
     """A multi-layer perceptron: ``Flatten``, a ``Dense`` per entry of ``hidden_units`` with
     ``activation``, and a ``Dense(output_units, output_activation)``.

@@ -6,12 +6,13 @@ from framework import backend
 from framework.tensor import wrap
 
 from . import activations, initializers
-from .base import Layer
+from .base import LAYERS, Layer
 
 
 _RELUS = (activations.relu, fw.nn.relu)
 
 
+@LAYERS.register
 class Dense(Layer):
     """``activation(inputs @ kernel + bias)``, on the last axis of inputs of any rank.
 
@@ -55,6 +56,7 @@ class Dense(Layer):
         return tuple(input_shape[:-1]) + (self.units,)
 
 
+@LAYERS.register
 class Flatten(Layer):
     """Every axis but the batch axis flattened into one: ``(batch, prod(rest))``."""
 
@@ -67,6 +69,7 @@ class Flatten(Layer):
         return (input_shape[0], size)
 
 
+@LAYERS.register
 class Dropout(Layer):
     """In training, zero each input with probability ``rate`` and scale the rest by
     ``1 / (1 - rate)``; at inference (``training`` None or False), the identity.

@@ -9,13 +9,17 @@ TensorFlow's, so a ported model copies its initial weights rather than re-drawin
 import math
 
 import framework as fw
+from framework.registry import Registry
 
-__all__ = ["Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
+__all__ = ["INITIALIZERS", "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Initializer",
            "LecunNormal", "LecunUniform", "Ones", "RandomNormal", "RandomUniform",
            "TruncatedNormal", "VarianceScaling", "Zeros", "compute_fans", "get"]
 
 # The standard deviation of a unit normal truncated to [-2, 2], as Keras divides by it.
 _TRUNCATION_STDDEV = 0.87962566103423978
+
+
+INITIALIZERS = Registry("initializer")
 
 
 class Initializer:
@@ -41,16 +45,19 @@ def _float_dtype(dtype, initializer):
     return dtype
 
 
+@INITIALIZERS.register
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None):
         return fw.zeros(_shape(shape), dtype=fw.as_dtype(dtype) or fw.float32)
 
 
+@INITIALIZERS.register
 class Ones(Initializer):
     def __call__(self, shape, dtype=None):
         return fw.ones(_shape(shape), dtype=fw.as_dtype(dtype) or fw.float32)
 
 
+@INITIALIZERS.register
 class Constant(Initializer):
     """Every element equal to ``value`` (a scalar, or an array that broadcasts to the shape)."""
 
@@ -70,6 +77,7 @@ class _Random(Initializer):
         self.seed = seed
 
 
+@INITIALIZERS.register
 class RandomNormal(_Random):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         super().__init__(seed)
@@ -80,6 +88,7 @@ class RandomNormal(_Random):
                                 dtype=_float_dtype(dtype, self), seed=self.seed)
 
 
+@INITIALIZERS.register
 class RandomUniform(_Random):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         super().__init__(seed)
@@ -90,6 +99,7 @@ class RandomUniform(_Random):
                                  dtype=_float_dtype(dtype, self), seed=self.seed)
 
 
+@INITIALIZERS.register
 class TruncatedNormal(_Random):
     """Normal values redrawn until within two standard deviations of the mean."""
 
@@ -113,6 +123,7 @@ def compute_fans(shape):
     return shape[-2] * receptive_field, shape[-1] * receptive_field
 
 
+@INITIALIZERS.register
 class VarianceScaling(_Random):
     """Values with variance ``scale / fan``; the family behind Glorot, He and LeCun."""
 
@@ -145,6 +156,7 @@ class VarianceScaling(_Random):
         return fw.random.truncated_normal(shape, 0.0, stddev, dtype=dtype, seed=self.seed)
 
 
+@INITIALIZERS.register
 class GlorotUniform(VarianceScaling):
     """Uniform in [-limit, limit] with limit = sqrt(6 / (fan_in + fan_out)); Dense's default."""
 
@@ -152,6 +164,7 @@ class GlorotUniform(VarianceScaling):
         super().__init__(1.0, "fan_avg", "uniform", seed)
 
 
+@INITIALIZERS.register
 class GlorotNormal(VarianceScaling):
     """Truncated normal with stddev = sqrt(2 / (fan_in + fan_out)) / 0.8796..."""
 
@@ -159,6 +172,7 @@ class GlorotNormal(VarianceScaling):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed)
 
 
+@INITIALIZERS.register
 class HeNormal(VarianceScaling):
     """Truncated normal with stddev = sqrt(2 / fan_in) / 0.8796..., for ReLU layers."""
 
@@ -166,6 +180,7 @@ class HeNormal(VarianceScaling):
         super().__init__(2.0, "fan_in", "truncated_normal", seed)
 
 
+@INITIALIZERS.register
 class HeUniform(VarianceScaling):
     """Uniform in [-limit, limit] with limit = sqrt(6 / fan_in)."""
 
@@ -173,37 +188,19 @@ class HeUniform(VarianceScaling):
         super().__init__(2.0, "fan_in", "uniform", seed)
 
 
+@INITIALIZERS.register
 class LecunNormal(VarianceScaling):
     def __init__(self, seed=None):
         super().__init__(1.0, "fan_in", "truncated_normal", seed)
 
 
+@INITIALIZERS.register
 class LecunUniform(VarianceScaling):
     def __init__(self, seed=None):
         super().__init__(1.0, "fan_in", "uniform", seed)
 
 
-_BY_NAME = {
-    "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
-    "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
-    "variance_scaling": VarianceScaling, "glorot_normal": GlorotNormal,
-    "glorot_uniform": GlorotUniform, "he_normal": HeNormal, "he_uniform": HeUniform,
-    "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
-}
-_BY_NAME.update({cls.__name__: cls for cls in list(_BY_NAME.values())})
-
-
 def get(identifier):
     """An initializer from a name (``"glorot_uniform"`` or ``"GlorotUniform"``), a class, an
     instance, or any callable ``(shape, dtype)``."""
-    if isinstance(identifier, str):
-        if identifier not in _BY_NAME:
-            known = ", ".join(sorted(k for k in _BY_NAME if k.islower()))
-            raise ValueError(f"unknown initializer {identifier!r}; known names: {known}")
-        return _BY_NAME[identifier]()
-    if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"an initializer must be a name, an Initializer or a callable, "
-                    f"got {identifier!r}")
+    return INITIALIZERS.get(identifier)

@@ -1,9 +1,10 @@
 """Adagrad with Keras 3's formula and defaults."""
 import numpy as np
 
-from .base import Optimizer
+from .base import OPTIMIZERS, Optimizer
 
 
+@OPTIMIZERS.register(name="adagrad")
 class Adagrad(Optimizer):
     """``acc += g^2`` and ``w -= lr g / sqrt(acc + epsilon)``; ``acc`` starts at
     ``initial_accumulator_value``, so early steps are not huge."""

@@ -5,9 +5,10 @@ import numpy as np
 
 from framework import kernels
 
-from .base import Optimizer
+from .base import OPTIMIZERS, Optimizer
 
 
+@OPTIMIZERS.register(name="adam")
 class Adam(Optimizer):
     """``m += (g - m)(1 - beta_1)``, ``v += (g^2 - v)(1 - beta_2)``, and
     ``w -= lr_t * m / (sqrt(v) + epsilon)`` with ``lr_t = lr sqrt(1 - beta_2^t) / (1 - beta_1^t)``;
@@ -73,6 +74,7 @@ class Adam(Optimizer):
         return kept
 
 
+@OPTIMIZERS.register(name="adamw")
 class AdamW(Adam):
     """Adam with decoupled weight decay: before each Adam step, ``w -= w * weight_decay * lr``."""
 

@@ -24,8 +24,13 @@ import framework as fw
 from framework import backend
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 
+from framework.registry import Registry
+
 from .layout import Plan, blocks
 from .schedules import LearningRateSchedule
+
+# The optimizers by Keras's names (``"adam"``): each optimizer class registers itself.
+OPTIMIZERS = Registry("optimizer")
 
 
 def _check_positive(value, what):

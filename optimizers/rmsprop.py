@@ -1,9 +1,10 @@
 """RMSprop with Keras 3's formulas: plain or centered, with optional (heavy-ball) momentum."""
 import numpy as np
 
-from .base import Optimizer
+from .base import OPTIMIZERS, Optimizer
 
 
+@OPTIMIZERS.register(name="rmsprop")
 class RMSprop(Optimizer):
     """``v = rho v + (1 - rho) g^2`` and ``w -= lr g / sqrt(v + epsilon)``; ``centered`` also
     tracks ``a = rho a + (1 - rho) g`` and divides by ``sqrt(v - a^2 + epsilon)``; with

@@ -7,7 +7,13 @@ from a checkpoint restores the schedule's position.
 import itertools
 import math
 
+from framework.registry import Registry
+
 __all__ = ["CosineDecay", "ExponentialDecay", "LearningRateSchedule", "PiecewiseConstantDecay"]
+
+
+# The schedules by Keras's names (``"cosine_decay"``): each schedule class registers itself.
+SCHEDULES = Registry("schedule")
 
 
 class LearningRateSchedule:
@@ -27,6 +33,7 @@ def _positive_steps(decay_steps, schedule):
     return decay_steps
 
 
+@SCHEDULES.register
 class ExponentialDecay(LearningRateSchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with ``staircase`` the
     exponent is floored, so the rate drops in steps every ``decay_steps``."""
@@ -46,6 +53,7 @@ class ExponentialDecay(LearningRateSchedule):
         return self.initial_learning_rate * self.decay_rate ** exponent
 
 
+@SCHEDULES.register
 class CosineDecay(LearningRateSchedule):
     """Half a cosine from the initial rate down to ``alpha`` times it over ``decay_steps``,
     then constant; with ``warmup_target``, first a linear ramp over ``warmup_steps`` from the
@@ -75,6 +83,7 @@ class CosineDecay(LearningRateSchedule):
         return self._decayed(step - self.warmup_steps, self.warmup_target)
 
 
+@SCHEDULES.register
 class PiecewiseConstantDecay(LearningRateSchedule):
     """``values[0]`` while ``step <= boundaries[0]``, ``values[i]`` while
     ``boundaries[i-1] < step <= boundaries[i]``, and ``values[-1]`` after the last boundary."""

@@ -3,9 +3,10 @@ import numpy as np
 
 from framework import backend, kernels
 
-from .base import Optimizer
+from .base import OPTIMIZERS, Optimizer
 
 
+@OPTIMIZERS.register(name="sgd")
 class SGD(Optimizer):
     """``w -= lr * g``; with momentum ``m = momentum * m - lr * g`` then ``w += m``, or with
     Nesterov ``w += momentum * m - lr * g`` (the look-ahead form Keras uses)."""

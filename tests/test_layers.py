@@ -364,7 +364,7 @@ def test_bad_layer_arguments_raise_value_errors(make, message):
 def test_other_bad_inputs_name_the_culprit():
     with pytest.raises(TypeError, match="takes layers"):
         Sequential([np.abs])
-    with pytest.raises(TypeError, match="must be a name, a callable"):
+    with pytest.raises(TypeError, match="must be a name, a serialized dict or a callable"):
         activations.get(3)
 
     class Forgetful(Layer):

@@ -17,8 +17,7 @@ state = _ThreadState()
 def note_escape(tensor):
     """Remember that a recorded value left for NumPy: its gradient cannot flow back from there."""
     for tape in state.recording:
-        if id(tensor) in tape._tracked:
-            tape._escaped.append(tensor)
+        tape._note_escape(tensor)
 
 
 def note_assign(variable):

@@ -10,7 +10,8 @@ import inspect
 
 from . import nest
 from .context import state
-from .primitive import Primitive, record
+from .primitive import Primitive
+from .recording import record
 from .tape import GradientTape
 from .tensor import Tensor, convert_to_tensor, wrap
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import backend, kernels
 from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
-from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
+from .ops.linalg import _matmul_array_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
 from .primitive import _NO_PARAMS, define, device_error, primitive
 from .tensor import Tensor, convert_to_tensor
@@ -40,7 +40,7 @@ _relu_grad = define("relu_grad", _relu_grad_raw, lambda gg, out, g, y: _relu_gra
 
 
 @primitive(lambda g, out, x: _relu_grad(g, out),
-           raw_vjp=lambda g, out, needs, x: (_relu_grad_raw(g, out),))
+           array_vjp=lambda g, out, needs, x: (_relu_grad_raw(g, out),))
 def relu(features):
     if features.dtype.kind == "f":
         return _relu_into(features, None)
@@ -185,7 +185,7 @@ _sparse_xent_grad = define("sparse_xent_grad", _sparse_xent_grad_raw, _xent_grad
                            None, _xent_grad_vjp_logits)
 
 
-def _xent_raw_vjp(g, out, needs, labels, logits, saved):
+def _xent_array_vjp(g, out, needs, labels, logits, saved):
     """``(softmax - one_hot) * g`` from the forward's softmax and label positions: one product
     and one scattered subtraction (on the GPU, where nothing is saved, the fused kernel)."""
     if saved is None:
@@ -206,7 +206,7 @@ def _subtract_at(flat, positions, values):
 
 
 @primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
-           raw_vjp=_xent_raw_vjp, saves=True)
+           array_vjp=_xent_array_vjp, saves=True)
 def _sparse_xent(labels, logits):
     """The per-example loss, and the softmax and label positions for the backward pass.
 
@@ -284,11 +284,11 @@ _sum_batch = define("sum_batch", _sum_batch_raw,
                     lambda gg, out, g, axes: _spread(gg, g, axes, False))
 
 
-def _bias_raw_vjp(g, out, needs, value, bias):
+def _bias_array_vjp(g, out, needs, value, bias):
     return (g if needs[0] else None, _sum_batch_raw(g, _batch_axes(g)) if needs[1] else None)
 
 
-@primitive(lambda g, out, value, bias: g, _bias_vjp, raw_vjp=_bias_raw_vjp, same_dtype=True)
+@primitive(lambda g, out, value, bias: g, _bias_vjp, array_vjp=_bias_array_vjp, same_dtype=True)
 def _bias_add(value, bias):
     return value + bias
 
@@ -302,7 +302,7 @@ def bias_add_relu(value, bias):
 # Both gradients start from the ReLU-masked cotangent: the raw VJP masks once for the two.
 @primitive(lambda g, out, value, bias: _relu_grad(g, out),
            lambda g, out, value, bias: _bias_vjp(_relu_grad(g, out), out, value, bias),
-           raw_vjp=lambda g, out, needs, value, bias: _bias_raw_vjp(
+           array_vjp=lambda g, out, needs, value, bias: _bias_array_vjp(
                _relu_grad_raw(g, out), out, needs, value, bias),
            same_dtype=True)
 def _bias_add_relu(value, bias):
@@ -338,13 +338,13 @@ def _dense_masked(g, out, relu):
     return _relu_grad(g, out) if relu else g
 
 
-def _dense_raw_vjp(g, out, needs, inputs, kernel, bias, relu):
+def _dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
         g = _relu_grad_raw(g, out)
     if g.__class__ is np.ndarray and g.ndim == 2:  # a batch of rows on the host: every step
         return (g @ kernel.T if needs[0] else None, inputs.T @ g if needs[1] else None,
                 _column_sums(g) if needs[2] else None)
-    g_inputs, g_kernel = _matmul_raw_vjp(g, out, needs, inputs, kernel, False, False)
+    g_inputs, g_kernel = _matmul_array_vjp(g, out, needs, inputs, kernel, False, False)
     return g_inputs, g_kernel, _sum_batch_raw(g, _batch_axes(g)) if needs[2] else None
 
 
@@ -359,7 +359,7 @@ def _batch_axes(g):
     lambda g, out, x, w, b, relu: _matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
                                                 False),
     lambda g, out, x, w, b, relu: _bias_vjp(_dense_masked(g, out, relu), out, x, b),
-    raw_vjp=_dense_raw_vjp)
+    array_vjp=_dense_array_vjp)
 def _dense(inputs, kernel, bias, relu):
     out = inputs @ kernel
     if out.__class__ is not np.ndarray and kernels.fits(out, bias):

@@ -1,7 +1,7 @@
 """Primitives: each op's forward and its vector-Jacobian products, declared side by side.
 
 A primitive is called with tensors (or Python values, converted to the dtype of the first tensor
-argument, so ``x * 2.0`` stays float32). Its forward runs on raw arrays; the result is wrapped;
+argument, so ``x * 2.0`` stays float32). Its forward runs on arrays; the result is wrapped;
 and only when some tape is recording on this thread does the op look further. That is the hot
 path: one attribute read beyond the array maths when no tape is active.
 
@@ -12,7 +12,7 @@ A VJP may receive a cotangent with extra leading axes (``jacobian`` stacks all r
 and must let them broadcast through; it never reduces broadcasting itself: the tape does that
 in one place (``framework.tape.sum_to_shape``).
 
-The ops a training step spends its time in also give a ``raw_vjp``: the same derivatives on raw
+The ops a training step spends its time in also give an ``array_vjp``: the same derivatives on
 arrays, for every argument in one call. A first-order ``gradient`` that no tape records (every
 training step) uses it: no tensor is wrapped and no op dispatched, and what the arguments'
 gradients share (a ReLU mask, a softmax) is computed once. The tensor VJPs stay the definition,
@@ -24,40 +24,40 @@ from functools import partial
 
 from . import backend
 from .context import state
+from .recording import _NO_PARAMS, record
 from .tensor import Tensor, convert_to_tensor, scalar_like
 
 
 class Primitive:
     """What the tape keeps of an op: its name, its VJP table (None: not differentiable) and
-    its raw first-order VJP, if it has one."""
+    its first-order VJP on arrays, if it has one."""
 
-    __slots__ = ("name", "vjps", "raw_vjp")
+    __slots__ = ("name", "vjps", "array_vjp")
 
-    def __init__(self, name, vjps, raw_vjp=None):
+    def __init__(self, name, vjps, array_vjp=None):
         self.name = name
         self.vjps = vjps
-        self.raw_vjp = raw_vjp
+        self.array_vjp = array_vjp
 
     def __repr__(self):
         return f"<primitive {self.name}>"
 
 
-def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_dtype=False):
-    """The public op for ``forward`` (on raw arrays) with one VJP per argument.
+def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False):
+    """The public op for ``forward`` (on arrays) with one VJP per argument.
 
     A variadic primitive (``concat``, ``einsum``) gives instead ``each_arg``: one VJP that also
-    takes the argument's position as its first parameter. ``raw_vjp(g, out, needs, *args,
+    takes the argument's position as its first parameter. ``array_vjp(g, out, needs, *args,
     **params)``, on arrays, returns a gradient (or None) for each argument, computing those whose
     entry in the tuple ``needs`` is true. With ``saves`` the forward returns ``(out, saved)``:
-    intermediates the raw VJP reuses (a cross-entropy's softmax), which the record keeps and
+    intermediates the array VJP reuses (a cross-entropy's softmax), which the record keeps and
     every VJP receives as the keyword ``saved``. ``same_dtype`` refuses mixed operand dtypes, as
     TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure, specialised
     for one and two arguments: a call costs a few attribute reads beyond the maths; its ``run``
     skips the conversions for a wrapper that has done them.
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
-    prim = Primitive(name, table, raw_vjp)
-    differentiable = table is not None
+    prim = Primitive(name, table, array_vjp)
 
     def unary(x, **params):
         try:
@@ -71,7 +71,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             raise _op_error(name, (x,), e) from e
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
+        if state.recording:
             record(prim, (x,), t, params, (value,))
         return t
 
@@ -88,7 +88,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             raise _op_error(name, (x, y), e) from e
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
+        if state.recording:
             record(prim, (x, y), t, params, (xv, yv))
         return t
 
@@ -111,7 +111,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             out, saved = out
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
+        if state.recording:
             record(prim, args, t, dict(params, saved=saved) if saves else params, values)
         return t
 
@@ -124,11 +124,11 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
     return op
 
 
-def primitive(*vjps, each_arg=None, raw_vjp=None, saves=False, same_dtype=False):
+def primitive(*vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False):
     """Decorator form of ``define``: the decorated function is the forward."""
     def declare(forward):
         return define(forward.__name__.strip("_"), forward, *vjps, each_arg=each_arg,
-                      raw_vjp=raw_vjp, saves=saves, same_dtype=same_dtype)
+                      array_vjp=array_vjp, saves=saves, same_dtype=same_dtype)
     return declare
 
 
@@ -143,7 +143,6 @@ def _arity(forward):
 
 
 _new = object.__new__
-_NO_PARAMS = {}  # shared by every record of an op without parameters (never mutated)
 
 
 class _EachArg:
@@ -159,26 +158,6 @@ class _EachArg:
 
     def __iter__(self):  # zip(args, table) pairs each argument with its VJP
         return map(self.__getitem__, itertools.count())
-
-
-def record(prim, args, out, params, values):
-    """Append the op to every recording tape that tracks one of its inputs.
-
-    A record is ``(primitive, input tensors, output tensor, params, input arrays)``: the arrays
-    the forward read, so that a raw backward pass need not unwrap them again (a variable's
-    array is the same until an update, and an update stops the pass: see the tape's version
-    check). A trainable variable among the inputs is watched on the way
-    (``watch_accessed_variables``).
-    """
-    for tape in state.recording:
-        tracked = tape._tracked
-        hit = False
-        for a in args:
-            if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
-                hit = True
-        if hit:
-            tape._records.append((prim, args, out, params or _NO_PARAMS, values))
-            tracked.add(id(out))
 
 
 def _operands(name, x, y):

@@ -42,7 +42,7 @@ def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
     return matmul(g, a, transpose_a=True, transpose_b=transpose_a)
 
 
-def _matmul_raw_vjp(g, out, needs, a, b, transpose_a, transpose_b):
+def _matmul_array_vjp(g, out, needs, a, b, transpose_a, transpose_b):
     """Both products of the matrix rule; a vector argument is a matrix of one row (``a``) or
     one column (``b``), its axis added to ``g`` and dropped again from its gradient."""
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
@@ -60,7 +60,7 @@ def _matmul_raw_vjp(g, out, needs, a, b, transpose_a, transpose_b):
     return ga, gb
 
 
-@primitive(_matmul_vjp_a, _matmul_vjp_b, raw_vjp=_matmul_raw_vjp, same_dtype=True)
+@primitive(_matmul_vjp_a, _matmul_vjp_b, array_vjp=_matmul_array_vjp, same_dtype=True)
 def _matmul(a, b, transpose_a, transpose_b):
     return _t(a, transpose_a) @ _t(b, transpose_b)
 

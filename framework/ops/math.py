@@ -1,9 +1,9 @@
 """Elementwise arithmetic and functions.
 
-Each line below declares one primitive: its name, its forward on raw arrays (a NumPy ufunc
+Each line below declares one primitive: its name, its forward on arrays (a NumPy ufunc
 where one exists, which CuPy arrays answer too), and one VJP per argument, written with these
 same ops so they are differentiable in turn. Broadcasting needs no care here: the tape sums each
-cotangent back to its input's shape. The arithmetic that losses are made of also has a raw VJP
+cotangent back to its input's shape. The arithmetic that losses are made of also has an array VJP
 (``framework.primitive``), for the first-order passes of training.
 """
 import math
@@ -22,27 +22,27 @@ def _mask(condition, like):
 
 
 add = define("add", operator.add, lambda g, out, x, y: g, lambda g, out, x, y: g,
-             raw_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
+             array_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
                                                   g if needs[1] else None),
              same_dtype=True)
 subtract = define("subtract", operator.sub, lambda g, out, x, y: g, lambda g, out, x, y: -g,
-                  raw_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
+                  array_vjp=lambda g, out, needs, x, y: (g if needs[0] else None,
                                                        -g if needs[1] else None),
                   same_dtype=True)
 multiply = define("multiply", operator.mul, lambda g, out, x, y: g * y,
                   lambda g, out, x, y: g * x,
-                  raw_vjp=lambda g, out, needs, x, y: (g * y if needs[0] else None,
+                  array_vjp=lambda g, out, needs, x, y: (g * y if needs[0] else None,
                                                        g * x if needs[1] else None),
                   same_dtype=True)
 divide = define("divide", operator.truediv, lambda g, out, x, y: g / y,
                 lambda g, out, x, y: -g * out / y, same_dtype=True)
 negative = define("negative", operator.neg, lambda g, out, x: -g,
-                  raw_vjp=lambda g, out, needs, x: (-g,))
+                  array_vjp=lambda g, out, needs, x: (-g,))
 pow = define("pow", operator.pow,  # noqa: A001 - TensorFlow's name
              lambda g, out, x, y: g * y * x ** (y - 1),
              lambda g, out, x, y: g * out * log(where(x > 0, x, 1)), same_dtype=True)
 square = define("square", np.square, lambda g, out, x: g * (x * 2),
-                raw_vjp=lambda g, out, needs, x: (g * (x * 2),))
+                array_vjp=lambda g, out, needs, x: (g * (x * 2),))
 sqrt = define("sqrt", np.sqrt, lambda g, out, x: g / (out * 2))
 exp = define("exp", np.exp, lambda g, out, x: g * out)
 log = define("log", np.log, lambda g, out, x: g / x)

@@ -20,7 +20,7 @@ def _spread_vjp(gg, out, g, shape, axes, keepdims, scale):
     return total * scale if scale != 1 else total
 
 
-def _spread_raw(g, shape, axes, keepdims, scale):
+def _spread_array(g, shape, axes, keepdims, scale):
     """``g * scale`` put back over the reduced ``axes`` of ``shape``, in one pass."""
     lead = g.ndim - len(shape) + (0 if keepdims else len(axes))
     out = backend.array_module(g).empty(g.shape[:lead] + shape, dtype=g.dtype)
@@ -34,7 +34,7 @@ def _spread_raw(g, shape, axes, keepdims, scale):
     return out
 
 
-_spread_op = define("spread", _spread_raw, _spread_vjp)
+_spread_op = define("spread", _spread_array, _spread_vjp)
 
 
 def _spread(g, x, axis, keepdims, scale=1):
@@ -58,7 +58,7 @@ def _mean_vjp(g, out, x, axis, keepdims):
     return _spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
 
 
-def _fill_raw(g, shape, count):
+def _fill_array(g, shape, count):
     """The one value of ``g / count`` over ``shape``: the cotangent of a reduction over every
     axis (a loss's), with none of the general spread's shape work. On the host the value is
     worked out as a Python number: NumPy's 0-d arithmetic costs more than the whole fill."""
@@ -71,17 +71,17 @@ def _fill_raw(g, shape, count):
     return out
 
 
-def _sum_raw_vjp(g, out, needs, x, axis, keepdims):
+def _sum_array_vjp(g, out, needs, x, axis, keepdims):
     if axis is None:
-        return (_fill_raw(g, x.shape, 1),)
-    return (_spread_raw(g, x.shape, _axes(axis, x.ndim), keepdims, 1),)
+        return (_fill_array(g, x.shape, 1),)
+    return (_spread_array(g, x.shape, _axes(axis, x.ndim), keepdims, 1),)
 
 
-def _mean_raw_vjp(g, out, needs, x, axis, keepdims):
+def _mean_array_vjp(g, out, needs, x, axis, keepdims):
     if axis is None:
-        return (_fill_raw(g, x.shape, max(x.size, 1)),)
+        return (_fill_array(g, x.shape, max(x.size, 1)),)
     axes = _axes(axis, x.ndim)
-    return (_spread_raw(g, x.shape, axes, keepdims, _mean_scale(x.shape, axes)),)
+    return (_spread_array(g, x.shape, axes, keepdims, _mean_scale(x.shape, axes)),)
 
 
 def _extreme_vjp(g, out, x, axis, keepdims):
@@ -98,12 +98,12 @@ def _axis_param(axis):
     return tuple(int(a) for a in axis)
 
 
-@primitive(_sum_vjp, raw_vjp=_sum_raw_vjp)
+@primitive(_sum_vjp, array_vjp=_sum_array_vjp)
 def _reduce_sum(x, axis, keepdims):
     return x.sum(axis=axis, keepdims=keepdims)
 
 
-@primitive(_mean_vjp, raw_vjp=_mean_raw_vjp)
+@primitive(_mean_vjp, array_vjp=_mean_array_vjp)
 def _reduce_mean(x, axis, keepdims):
     if x.dtype.kind == "f" and x.size:  # np.mean's sum and division, without its wrapper
         total = (np.add.reduce(x, axis, keepdims=keepdims) if x.__class__ is np.ndarray

@@ -129,7 +129,7 @@ def stack(values, axis=0):
 
 # --- indexing ------------------------------------------------------------------------------------
 def _normalize_key(key):
-    """A tuple index whose tensors are raw arrays, and whether it uses advanced indexing."""
+    """A tuple index whose tensors are arrays, and whether it uses advanced indexing."""
     key = key if isinstance(key, tuple) else (key,)
     key = tuple(k._value if isinstance(k, Tensor) else k for k in key)
     advanced = any(isinstance(k, (list, np.ndarray)) or backend.is_device_array(k) for k in key)

@@ -1,0 +1,126 @@
+"""What a tape keeps while it records: the records of the ops, and what it tracks.
+
+A ``Record`` is one op that read a tensor the tape tracks: its primitive, input tensors, output
+tensor, parameters, and the input arrays the forward read (so that a backward pass on arrays
+need not unwrap them again: a variable's array stays the same until an update, and an update
+stops the pass, see ``GradientTape._check_versions``). ``record`` is the one place a record is
+made. Every op is recorded, differentiable or not (``argmax`` and ``sign`` too), so that a
+trainable variable read by any op is watched, as in TensorFlow, and a missing gradient can be
+explained by the op that stopped it.
+
+Records hold their tensors, so the ids a tape tracks stay valid while the records live; no
+tensor points back at a tape, so graphs are freed by reference counting alone.
+"""
+import warnings
+
+from . import nest
+from .context import state
+from .dtypes import FLOATING_KINDS, is_floating
+from .tensor import Tensor, Variable
+
+
+class Record:
+    """One recorded op: ``op`` (its ``Primitive``), ``inputs``, ``output``, ``params`` and the
+    input ``arrays`` its forward read."""
+
+    __slots__ = ("op", "inputs", "output", "params", "arrays")
+
+    def __init__(self, op, inputs, output, params, arrays):
+        self.op = op
+        self.inputs = inputs
+        self.output = output
+        self.params = params
+        self.arrays = arrays
+
+    def __repr__(self):
+        return f"<record of {self.op.name}>"
+
+
+_NO_PARAMS = {}  # shared by every record of an op without parameters (never mutated)
+
+
+def record(prim, args, out, params, values):
+    """Record the op on every recording tape that tracks one of its inputs; a trainable
+    variable among the inputs is watched on the way (``watch_accessed_variables``)."""
+    for tape in state.recording:
+        tracked = tape._tracked
+        hit = False
+        for a in args:
+            if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
+                hit = True
+        if hit:
+            tape._records.append(Record(prim, args, out, params or _NO_PARAMS, values))
+            tracked.add(id(out))
+
+
+class Recorder:
+    """The recording half of a ``GradientTape``: its records and the tensors it tracks (the
+    watched tensors, the accessed trainable variables and the outputs of recorded ops)."""
+
+    def __init__(self, watch_accessed_variables):
+        self._watch_accessed = watch_accessed_variables
+        self._clear()
+
+    def _clear(self):
+        self._records = []
+        self._tracked = set()  # ids of the tracked tensors
+        self._watched = []  # watched tensors and variables, holding them alive
+        self._versions = {}  # id(variable) -> (variable, its version when first watched)
+        self._escaped = []  # recorded tensors whose value went to NumPy
+
+    def watch(self, tensor):
+        """Track a tensor, a variable, or any nested structure of them."""
+        for t in nest.flatten(tensor):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"watch() takes tensors and variables, got {type(t).__name__}: "
+                                f"{t!r}; convert it with fw.constant first")
+            if not is_floating(t.dtype):
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. float32), "
+                              f"got {t.dtype.name}; its gradient will be None", stacklevel=2)
+                continue
+            if id(t) not in self._tracked:
+                self._watch_new(t)
+
+    def _watch_new(self, t):
+        """Start tracking a floating tensor or variable the tape does not track yet (a
+        variable's version is noted, see ``_check_versions``); False for any other dtype."""
+        if t._value.dtype.kind not in FLOATING_KINDS:  # is_floating, inline: every first read
+            return False
+        self._tracked.add(id(t))
+        self._watched.append(t)
+        if isinstance(t, Variable):
+            self._versions[id(t)] = (t, t._version)
+        return True
+
+    def watched_variables(self):
+        """The variables this tape watches, in the order they were created."""
+        return tuple(sorted((v for v in self._watched if isinstance(v, Variable)),
+                            key=lambda v: v._uid))
+
+    def _note_assign(self, variable):
+        """An assign while recording: take a new snapshot unless a recorded op read the old value."""
+        if id(variable) in self._versions and not any(
+                a is variable for r in self._records if r is not None for a in r.inputs):
+            self._versions[id(variable)] = (variable, variable._version)
+
+    def _note_escape(self, tensor):
+        """A recorded value left for NumPy: its gradient cannot flow back from there."""
+        if id(tensor) in self._tracked:
+            self._escaped.append(tensor)
+
+    def _stale_variables(self):
+        """The ids of the watched variables updated since the tape read them (usually none:
+        one comparison per variable)."""
+        for var, version in self._versions.values():
+            if var._version != version:
+                break
+        else:
+            return ()
+        return {k for k, (var, version) in self._versions.items() if var._version != version}
+
+    def _release(self):
+        """After a non-persistent tape's one differentiation, drop all but the watched variables
+        (``watched_variables()`` still answers, as in TensorFlow)."""
+        self._watched = [v for v in self._watched if isinstance(v, Variable)]
+        for kept in (self._records, self._tracked, self._escaped):
+            kept.clear()

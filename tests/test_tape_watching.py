@@ -1,0 +1,198 @@
+"""What the tape watches and answers at its edges, as TensorFlow does (checked with TF 2.21):
+a variable read by any op, a target that is itself a source, batch_jacobian's shape rules, and
+the refusal to give a gradient through a variable updated since the tape read it, on every path.
+"""
+import numpy as np
+import pytest
+
+import framework as fw
+
+
+def value(t):
+    return None if t is None else t.numpy().tolist()
+
+
+# --- a variable read by any op is watched ---------------------------------------------------------
+NOT_DIFFERENTIABLE = {
+    "argmax": (lambda v: fw.argmax(v), "argmax"),
+    "sign": (lambda v: fw.sign(v), "sign"),
+    "comparison": (lambda v: v > 1.0, "greater"),
+    "cast to int": (lambda v: fw.cast(v, fw.int32), "cast"),
+    "stop_gradient": (lambda v: fw.stop_gradient(v), "stop_gradient"),
+}
+
+
+@pytest.mark.parametrize("name", NOT_DIFFERENTIABLE)
+def test_a_variable_read_only_by_an_op_without_gradient_is_watched(name):
+    read, _ = NOT_DIFFERENTIABLE[name]
+    v = fw.Variable([[1.0, 2.0], [3.0, 0.5]], name="w")
+    with fw.GradientTape() as tape:
+        read(v)
+    assert tape.watched_variables() == (v,)
+
+
+@pytest.mark.parametrize("name", NOT_DIFFERENTIABLE)
+def test_raise_names_the_op_without_gradient(name):
+    read, op = NOT_DIFFERENTIABLE[name]
+    v = fw.Variable([[1.0, 2.0], [3.0, 0.5]], name="w")
+    with fw.GradientTape() as tape:
+        y = fw.reduce_sum(fw.cast(read(v), fw.float32) * 2.0)
+    with pytest.raises(ValueError) as info:
+        tape.gradient(y, v, unconnected_gradients="raise")
+    message = str(info.value)
+    assert f"'{op}'" in message and "not differentiable" in message, message
+    assert "watch()" not in message, message
+
+
+def test_an_op_without_gradient_as_the_target_gives_none():
+    v = fw.Variable([1.0, 3.0, 2.0])
+    with fw.GradientTape(persistent=True) as tape:
+        index = fw.argmax(v)
+        mask = v > 1.5
+    assert tape.gradient(index, v) is None
+    assert tape.gradient(mask, v) is None
+    assert value(tape.gradient(mask, v, unconnected_gradients="zero")) == [0.0, 0.0, 0.0]
+
+
+def test_gradients_beside_an_op_without_gradient_are_unchanged():
+    v = fw.Variable([1.0, 3.0, 2.0])
+    with fw.GradientTape() as tape:
+        picked = fw.cast(fw.argmax(v), fw.float32)
+        y = fw.reduce_sum(v * v) + picked
+    assert value(tape.gradient(y, v)) == [2.0, 6.0, 4.0]
+
+
+def test_a_variable_not_read_inside_the_tape_is_explained_without_watch_advice():
+    v = fw.Variable(2.0, name="w")
+    y = v * 3.0
+    with fw.GradientTape() as tape:
+        z = y * 2.0
+    with pytest.raises(ValueError, match="no op inside the tape read it"):
+        tape.gradient(z, v, unconnected_gradients="raise")
+
+
+# --- a target that is itself a source ---------------------------------------------------------
+def test_the_larger_of_two_variables_by_python_max_has_gradient_one():
+    v, w = fw.Variable(2.0), fw.Variable(3.0)
+    with fw.GradientTape() as tape:
+        y = max([v, w])
+    assert [value(g) for g in tape.gradient(y, [v, w])] == [None, 1.0]
+    assert set(tape.watched_variables()) == {v, w}
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_variable_returned_unchanged_has_gradient_ones(persistent):
+    v = fw.Variable([2.0, 3.0])
+    with fw.GradientTape(persistent=persistent) as tape:
+        y = v if True else v * 2.0  # a branch that returns the variable itself
+    assert value(tape.gradient(y, v)) == [1.0, 1.0]
+
+
+def test_a_target_among_sources_adds_its_own_seed():
+    x = fw.constant([[1.0, 2.0], [3.0, 4.0]])
+    c = fw.constant([1.0, 2.0])
+    with fw.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    assert value(tape.gradient([y, x], x)) == [[3.0, 3.0], [3.0, 3.0]]
+    assert value(tape.gradient(c, c)) == [1.0, 1.0]  # never watched: still 1, as TensorFlow
+    assert value(tape.gradient([c, c], c)) == [2.0, 2.0]
+    assert value(tape.gradient(c, c, output_gradients=fw.constant([5.0, 6.0]))) == [5.0, 6.0]
+    with fw.GradientTape() as recorded:  # the tensor pass (a tape records it) agrees
+        assert value(tape.gradient(x, x)) == [[1.0, 1.0], [1.0, 1.0]]
+    del recorded
+
+
+def test_the_jacobian_of_a_source_by_itself_is_the_identity():
+    v = fw.Variable([2.0, 3.0])
+    m = fw.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with fw.GradientTape(persistent=True) as tape:
+        pass
+    for options in ({}, {"experimental_use_pfor": False}):
+        assert value(tape.jacobian(v, v, **options)) == [[1.0, 0.0], [0.0, 1.0]]
+    assert value(tape.batch_jacobian(m, m)) == [[[1.0, 0.0], [0.0, 1.0]]] * 2
+
+
+def test_a_persistent_tape_counts_the_seed_of_a_target_source_once():
+    v = fw.Variable(2.0)
+    with fw.GradientTape(persistent=True) as tape:
+        z = v * v
+    assert value(tape.gradient(z, v)) == 4.0
+    assert value(tape.gradient(z, z)) == 1.0  # (the first pass's cotangents are reused)
+    assert value(tape.gradient(z, z)) == 1.0
+
+
+# --- batch_jacobian's shapes ----------------------------------------------------------------------
+@pytest.mark.parametrize("target_shape, source_shape, message", [
+    ((3, 2), (4, 2), r"first dimension of the target shape \(3, 2\) and of the source shape "
+                     r"\(4, 2\) must match"),
+    ((3,), (3, 2), r"the target has shape \(3,\); it must have rank at least 2"),
+    ((3, 2), (3,), r"the source has shape \(3,\); it must have rank at least 2"),
+    ((), (3, 2), r"the target has shape \(\); it must have rank at least 2"),
+])
+def test_batch_jacobian_refuses_shapes_without_a_shared_batch_axis(target_shape, source_shape,
+                                                                  message):
+    x = fw.constant(np.ones(source_shape, np.float32))
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        y = fw.reduce_sum(x) * fw.constant(np.ones(target_shape, np.float32))
+    with pytest.raises(ValueError, match=message):
+        tape.batch_jacobian(y, x)
+    assert value(tape.gradient(y, x)) is not None  # a refused call does not use up the tape
+
+
+# --- updated variables: refused on every path ---------------------------------------------------
+def _two_layers():
+    rng = np.random.default_rng(0)
+    w1 = fw.Variable(rng.standard_normal((3, 4)), name="w1")
+    w2 = fw.Variable(rng.standard_normal((4, 1)), name="w2")
+    x = fw.constant(rng.standard_normal((5, 3)))
+    with fw.GradientTape(persistent=True) as tape:
+        loss = fw.reduce_sum(fw.matmul(fw.nn.relu(fw.matmul(x, w1)), w2))
+    return tape, loss, w1, w2
+
+
+def _again(tape, loss, sources):
+    return tape.gradient(loss, sources)
+
+
+def _again_recorded(tape, loss, sources):
+    with fw.GradientTape():
+        return tape.gradient(loss, sources)
+
+
+def _again_seeded(tape, loss, sources):
+    return tape.gradient(loss, sources, output_gradients=fw.constant(2.0, dtype=fw.float64))
+
+
+def _again_jacobian(tape, loss, sources):
+    return tape.jacobian(loss, sources)
+
+
+@pytest.mark.parametrize("again", [_again, _again_recorded, _again_seeded, _again_jacobian],
+                         ids=["gradient", "recorded", "output_gradients", "jacobian"])
+@pytest.mark.parametrize("update", ["assign", "apply_gradients"])
+def test_a_second_gradient_after_an_update_is_refused(again, update):
+    """gradient, then an update, then the same gradient again: the first pass's cotangents
+    must not answer for the changed variable."""
+    import optimizers
+    tape, loss, w1, w2 = _two_layers()
+    grads = tape.gradient(loss, [w1, w2])
+    if update == "assign":
+        w2.assign(w2.numpy() * 2.0)
+    else:
+        optimizers.SGD(0.1).apply_gradients(zip(grads, [w1, w2]))
+    for sources in ([w1, w2], [w2], [w1]):
+        with pytest.raises(RuntimeError, match="variable 'w[12]' was modified .* after the "
+                                               "tape used it"):
+            again(tape, loss, sources)
+
+
+def test_an_update_of_a_variable_the_target_does_not_read_is_fine():
+    tape, loss, w1, w2 = _two_layers()
+    other = fw.Variable(1.0)
+    expected = tape.gradient(loss, [w1, w2])
+    other.assign(2.0)
+    again = tape.gradient(loss, [w1, w2])
+    for g, e in zip(again, expected, strict=True):
+        assert np.array_equal(g.numpy(), e.numpy())

@@ -11,13 +11,15 @@ cross-entropies use the fused, stable kernels of ``fw.nn`` instead: exact at log
 from . import nn
 from .ops import (cast, clip_by_value, expand_dims, log, multiply, reduce_mean, reduce_sum, square,
                   squeeze, subtract, where)
+from .registry import Registry
 from .tensor import convert_to_tensor
 
-__all__ = ["EPSILON", "BinaryCrossentropy", "CategoricalCrossentropy", "Loss", "MeanSquaredError",
+__all__ = ["EPSILON", "LOSSES", "BinaryCrossentropy", "CategoricalCrossentropy", "Loss", "MeanSquaredError",
            "SparseCategoricalCrossentropy", "binary_crossentropy", "categorical_crossentropy",
            "mean_squared_error", "mse", "sparse_categorical_crossentropy"]
 
 EPSILON = 1e-7  # Keras's backend.epsilon(): the clip applied to probabilities
+LOSSES = Registry("loss")  # the loss functions by Keras's names, for configs
 
 
 def _same_rank(y_true, y_pred):
@@ -39,6 +41,7 @@ def _check_same_shape(name, y_true, y_pred):
                          f"{y_pred.shape} must have the same shape")
 
 
+@LOSSES.register(aliases=("mse",))
 def mean_squared_error(y_true, y_pred):
     """mean((y_true - y_pred)^2) over the last axis."""
     y_pred = convert_to_tensor(y_pred)
@@ -49,6 +52,7 @@ def mean_squared_error(y_true, y_pred):
 mse = mean_squared_error
 
 
+@LOSSES.register
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     """-log p[label] for integer labels ``y_true`` (shape ``y_pred.shape[:-1]``, or with a
     trailing 1) and class probabilities or logits ``y_pred`` on the last axis.
@@ -69,6 +73,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     return nn.sparse_softmax_cross_entropy_with_logits(y_true, logits)
 
 
+@LOSSES.register
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """-sum(y_true * log p) over ``axis`` for one-hot (or soft) labels.
 
@@ -87,6 +92,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -reduce_sum(multiply(y_true, log(probabilities)), axis=axis)
 
 
+@LOSSES.register
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """The mean over ``axis`` of -(z log p + (1 - z) log(1 - p)) for targets z in [0, 1].
 

@@ -179,12 +179,12 @@ ERRORS = {
     "two kinds of optimizer": (BASE + '\n[optimizer]\ntype = "adam"\n',
                                "optimizer: give either one [optimizer] table"),
     "unknown optimizer": (edited('type = "sgd"', 'type = "lbfgs"'),
-                          "optimizers[1].type: expected one of 'sgd', 'adam'"),
+                          "optimizers[1].type: expected one of 'adagrad', 'adam', 'adamw'"),
     "unknown optimizer key": (edited("learning_rate = 0.01", "lerning_rate = 0.01"),
                               "optimizers[0].lerning_rate: unknown key "
                               "(did you mean 'learning_rate'?)"),
     "wrong optimizer type": (edited("learning_rate = 0.01", 'learning_rate = "fast"'),
-                             "optimizers[0].learning_rate: expected a positive number, got 'fast'"),
+                             "optimizers[0].learning_rate: expected a number, got 'fast'"),
     "no such layer": (edited('layers = ["hidden"]', 'layers = ["hiden"]'),
                       "optimizers[0].layers: no layer named 'hiden' in the model; its layers are "
                       "hidden, out"),

@@ -1,9 +1,10 @@
 """From a resolved config and its dataset to the objects a training loop uses.
 
-Everything here is built with the public API a user would call by hand: ``layers.Dense`` and
-friends in a ``layers.Sequential``, ``optimizers.Adam(...)`` with a schedule from
-``optimizers.schedules``, and a per-example loss from ``fw.losses``. The only thing the runner
-adds is bookkeeping: which optimizer owns which layers' variables.
+Everything here is built with the public API a user would call by hand, found by name in the
+library's registries: each layer type of ``layers.LAYERS`` in a ``layers.Sequential``, an
+optimizer of ``optimizers.OPTIMIZERS`` with a schedule of ``optimizers.schedules.SCHEDULES``,
+and a per-example loss of ``fw.losses.LOSSES``. The only thing the runner adds is bookkeeping:
+which optimizer owns which layers' variables.
 
 Checks that need the data (does the last layer fit the task, does the loss suit the labels) are
 made here and raise ``ConfigError`` naming the config key.
@@ -21,9 +22,11 @@ import framework as fw
 import layers
 import optimizers
 
-from .config import Source
 from .data import Dataset
-from .optimizer_schema import optimizer_class, schedule_class
+from .fields import Source
+from .metrics import METRICS
+from .optimizer_schema import make_optimizer
+from .schema import make_layer
 
 
 @dataclass
@@ -66,21 +69,23 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
             fw.set_backend(config["backend"])
         except RuntimeError as error:  # CuPy or a GPU missing: one line, naming the key
             raise source.error("backend", str(error)) from None
-    layers_by_name = {spec["name"]: _layer(spec) for spec in config["model"]["layers"]}
+    layers_by_name = {spec["name"]: make_layer(spec, f"model.layers[{position}]", source)
+                      for position, spec in enumerate(config["model"]["layers"])}
     model = layers.Sequential(list(layers_by_name.values()))
-    model(data.x_train[:1], training=False)
+    _check_width(model(data.x_train[:1], training=False), config, data, source)
     if "optimizer" in config:
         groups = [OptimizerGroup(config["optimizer"].get("name", "model"),
-                                 _optimizer(config["optimizer"], "optimizer", source),
+                                 make_optimizer(config["optimizer"], "optimizer", source),
                                  list(layers_by_name.values()))]
     else:
         groups = _groups(config["optimizers"], layers_by_name, source)
     loss = config["loss"]
-    loss_fn = getattr(fw.losses, loss["name"])
-    if "from_logits" in loss:
-        loss_fn = functools.partial(loss_fn, from_logits=loss["from_logits"])
+    loss_fn = fw.losses.LOSSES.lookup(loss["name"])
+    settings = {k: v for k, v in loss.items() if k != "name"}
+    if settings:
+        loss_fn = functools.partial(loss_fn, **settings)
     return Training(model, groups, loss_fn,
-                    {name: _metric(name, loss) for name in config["metrics"]})
+                    {name: METRICS.lookup(name)(loss) for name in config["metrics"]})
 
 
 def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
@@ -88,17 +93,6 @@ def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
     if config["loss"]["name"] == "binary_crossentropy":
         return labels.astype(np.float32).reshape(-1, 1)
     return labels
-
-
-def _layer(spec: dict[str, Any]) -> layers.Layer:
-    if spec["type"] == "dense":
-        return layers.Dense(spec["units"], activation=spec.get("activation"),
-                            use_bias=spec["use_bias"],
-                            kernel_initializer=spec["kernel_initializer"],
-                            bias_initializer=spec["bias_initializer"], name=spec["name"])
-    if spec["type"] == "dropout":
-        return layers.Dropout(spec["rate"], name=spec["name"])
-    return layers.Flatten(name=spec["name"])
 
 
 def _groups(specs: list[dict[str, Any]], layers_by_name: dict[str, layers.Layer],
@@ -109,33 +103,14 @@ def _groups(specs: list[dict[str, Any]], layers_by_name: dict[str, layers.Layer]
         names = spec.get("layers") or [name for name, layer in layers_by_name.items()
                                         if name not in claimed and layer.trainable_variables]
         groups.append(OptimizerGroup(spec["name"],
-                                     _optimizer(spec, f"optimizers[{position}]", source),
+                                     make_optimizer(spec, f"optimizers[{position}]", source),
                                      [layers_by_name[name] for name in names]))
     return groups
 
 
-def _optimizer(spec: dict[str, Any], key: str, source: Source) -> optimizers.Optimizer:
-    settings = {k: v for k, v in spec.items() if k not in ("type", "name", "layers", "schedule")}
-    try:
-        if "schedule" in spec:
-            schedule = dict(spec["schedule"])
-            make_schedule = schedule_class(schedule.pop("type"))
-            if "learning_rate" in settings:
-                schedule["initial_learning_rate"] = settings["learning_rate"]
-            settings["learning_rate"] = make_schedule(**schedule)
-        return optimizer_class(spec["type"])(**settings)
-    except (TypeError, ValueError) as error:
-        raise source.error(key, f"the optimizer rejects these settings: {error}") from None
-
-
 def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
-    """The last layer's width and the loss must match the task the data turned out to be."""
+    """The loss and the metrics must suit the task the data turned out to be."""
     loss = config["loss"]["name"]
-    dense = [(i, spec) for i, spec in enumerate(config["model"]["layers"])
-             if spec["type"] == "dense"]
-    if not dense:
-        raise source.error("model.layers", "needs at least one dense layer")
-    position, last = dense[-1]
     described = f"data {config['data']['name']!r} is a {data.task} task"
     suits = {"classification": ("sparse_categorical_crossentropy",),
              "binary": ("binary_crossentropy", "sparse_categorical_crossentropy"),
@@ -143,31 +118,35 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
     if loss not in suits:
         raise source.error("loss.name", f"{loss!r} does not suit the data: {described}; "
                                         f"use {' or '.join(map(repr, suits))}")
+    for metric in config["metrics"]:
+        on_classes = METRICS.lookup(metric).on_classes
+        if on_classes and data.task == "regression":
+            raise source.error("metrics", f"{metric!r} needs class labels, but {described}; use "
+                                          f"one of {_metrics_for(False)}")
+        if not on_classes and data.task != "regression":
+            raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
+                                          f"but {described}; use one of {_metrics_for(True)}")
+
+
+def _metrics_for(on_classes: bool) -> str:
+    return ", ".join(repr(name) for name in METRICS.names()
+                     if METRICS.lookup(name).on_classes is on_classes)
+
+
+def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
+                 source: Source) -> None:
+    """The model's output width must match the task: one output per class, or one in all.
+    The culprit is the last layer that sets a width (``units``)."""
+    loss = config["loss"]["name"]
+    described = f"data {config['data']['name']!r} is a {data.task} task"
     if loss == "sparse_categorical_crossentropy":
         units, why = data.num_classes, f"one output per class: {data.num_classes} classes"
     else:
         units, why = 1, "one output per example"
-    if last["units"] != units:
-        raise source.error(f"model.layers[{position}].units",
-                           f"expected {units} ({why}; {described} with loss {loss!r}), "
-                           f"got {last['units']}")
-    for metric in config["metrics"]:
-        if metric == "accuracy" and data.task == "regression":
-            raise source.error("metrics", f"'accuracy' needs class labels, but {described}; "
-                                          f"use 'mae' or 'mse'")
-        if metric != "accuracy" and data.task != "regression":
-            raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
-                                          f"but {described}; use 'accuracy'")
-
-
-def _metric(name: str, loss: dict[str, Any]) -> Callable[[np.ndarray, np.ndarray], float]:
-    """A metric as a function of (labels, predictions) NumPy arrays: a per-example mean."""
-    if name == "mae":
-        return lambda y, p: float(np.mean(np.abs(p - y)))
-    if name == "mse":
-        return lambda y, p: float(np.mean((p - y) ** 2))
-    if loss["name"] == "binary_crossentropy":
-        threshold = 0.0 if loss["from_logits"] else 0.5
-        return lambda y, p: np.count_nonzero((p > threshold) == (y > 0.5)) / y.size
-    # (every training step asks: the array method and a count skip NumPy's Python wrappers)
-    return lambda y, p: np.count_nonzero(p.argmax(axis=-1) == y) / y.size
+    width = outputs.shape[-1] if outputs.ndim else None
+    if width != units:
+        specs = config["model"]["layers"]
+        position = next((i for i in reversed(range(len(specs))) if "units" in specs[i]), None)
+        key = "model.layers" if position is None else f"model.layers[{position}].units"
+        raise source.error(key, f"expected {units} ({why}; {described} with loss {loss!r}), "
+                                f"got {width}")

@@ -21,22 +21,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 
+from .fields import ConfigError, Source
+from .schema import resolve
 
-class ConfigError(ValueError):
-    """A config is invalid; the message names the file, the key and what was expected."""
-
-
-class Source:
-    """Where a config's values come from, so that errors point at the file and at ``--set``."""
-
-    def __init__(self, path: str | Path, overridden: set[str] = frozenset()):
-        self.path = str(path)
-        self.overridden = set(overridden)
-
-    def error(self, key: str, message: str) -> ConfigError:
-        origin = " (from --set)" if key in self.overridden else ""
-        return ConfigError(f"{self.path}: {key}{origin}: {message}" if key
-                           else f"{self.path}: {message}")
+__all__ = ["ConfigError", "Source", "apply_override", "dump_toml", "load_config", "parse_key",
+           "parse_value", "read_toml", "render_key", "tomllib"]
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -139,7 +128,6 @@ def load_config(path: str | Path,
                 overrides: list[str] | tuple[str, ...] = ()) -> tuple[dict[str, Any], Source]:
     """The resolved config of the file at ``path`` with ``overrides`` (``KEY=VALUE``) applied,
     and its ``Source``, which later checks (those that need the data) use to name the key."""
-    from .schema import resolve
     raw = read_toml(path)
     source = Source(path, {apply_override(raw, assignment) for assignment in overrides})
     return resolve(raw, source, default_name=Path(path).stem), source

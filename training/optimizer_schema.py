@@ -1,50 +1,34 @@
 """The optimizer tables of a run config: ``[optimizer]``, or ``[[optimizers]]`` per layer group.
 
-Optimizer and schedule settings are read from the constructors' own signatures, so a setting the
-optimizers package adds is accepted here without a second list to keep in step; the table below
-only sharpens the checks (and the error messages) of the settings whose meaning is known.
+The optimizer and schedule types are the names of ``optimizers.OPTIMIZERS`` and
+``optimizers.schedules.SCHEDULES``; their settings are read from the constructors' signatures,
+and the constructors judge the values (each is built once here, on the config's settings), so
+an optimizer or a setting the optimizers package adds is accepted with no edit to this file.
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
+from typing import Any, Callable
 
-import optimizers
-from optimizers import schedules
+from optimizers import OPTIMIZERS
+from optimizers.schedules import SCHEDULES
 
-from .config import Source
-from .fields import (FRACTION, NON_NEGATIVE, POSITIVE, REQUIRED, Field, array_of_strings, as_table,
-                     boolean, check, check_fields, is_integer, is_number, number_in, one_of,
-                     positive_int)
+from .fields import (REQUIRED, Field, Source, array_of_strings, as_table, check, check_fields,
+                     construct, constructor_fields, is_number, registered)
 
-OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop",
-              "adagrad": "Adagrad"}
-SCHEDULES = {"exponential_decay": "ExponentialDecay", "cosine_decay": "CosineDecay",
-             "piecewise_constant_decay": "PiecewiseConstantDecay"}
-# Checks for constructor arguments whose meaning is known; others are checked by their default.
-_ARGUMENT_FIELDS = {
-    **dict.fromkeys(("learning_rate", "epsilon", "decay_rate"), POSITIVE),
-    **dict.fromkeys(("clipnorm", "clipvalue", "global_clipnorm"), POSITIVE),
-    **dict.fromkeys(("momentum", "beta_1", "beta_2", "rho"), FRACTION),
-    **dict.fromkeys(("weight_decay", "initial_accumulator_value"), NON_NEGATIVE),
-    "alpha": number_in("a number from 0 to 1", lambda v: 0 <= v <= 1),
-    "decay_steps": positive_int(),
-    "boundaries": Field("an array of step numbers",
-                        lambda v: isinstance(v, list) and all(map(is_integer, v))),
-    "values": Field("an array of learning rates",
-                    lambda v: isinstance(v, list) and all(map(is_number, v))),
-}
+# A learning rate may be left out: the optimizer's default, or the schedule's initial rate.
+_NAMED = {"learning_rate": Field("a number", is_number)}
 
 
-def optimizer_groups(value: Any, layers: list[dict[str, Any]], source: Source) -> list[dict]:
-    """Each [[optimizers]] entry owns the variables of the layers it names; at most one entry
-    without ``layers`` takes every layer the others leave, and every trainable layer needs one."""
+def optimizer_groups(value: Any, layers: list[dict[str, Any]], source: Source,
+                     trainable: list[str]) -> list[dict]:
+    """Each [[optimizers]] entry owns the variables of the layers it names (``trainable``: the
+    layers that have variables); at most one entry without ``layers`` takes every layer the
+    others leave, and every trainable layer needs one."""
     if not isinstance(value, list) or not value:
         raise source.error("optimizers", f"expected an array of tables ([[optimizers]]), "
                                          f"got {value!r}")
     names = [layer["name"] for layer in layers]
-    trainable = [layer["name"] for layer in layers if layer["type"] == "dense"]
     groups, owner, rest = [], {}, None
     for position, entry in enumerate(value):
         key = f"optimizers[{position}]"
@@ -78,12 +62,13 @@ def optimizer_groups(value: Any, layers: list[dict[str, Any]], source: Source) -
 def optimizer_table(table: dict[str, Any], key: str, source: Source,
                     layer_names: list[str] | None) -> dict[str, Any]:
     """One optimizer's table; ``layer_names`` (the model's) when it may name ``layers``."""
-    kind = check(table.get("type"), one_of(tuple(OPTIMIZERS), REQUIRED), f"{key}.type", source)
-    arguments = _arguments(optimizer_class(kind))
+    kind = canonical(OPTIMIZERS, check(table.get("type"), registered(OPTIMIZERS, REQUIRED),
+                                       f"{key}.type", source))
     fields = {"name": Field("a name (a string)", lambda v: isinstance(v, str) and v != "")}
     if layer_names is not None:
         fields["layers"] = array_of_strings("an array of layer names")
-    fields.update(arguments)
+    fields.update(constructor_fields(OPTIMIZERS.lookup(kind), skip=("name",), named=_NAMED,
+                                     fill=("learning_rate",)))
     resolved = {"type": kind, **check_fields(table, fields, key, source, ("type", "schedule"))}
     for layer in resolved.get("layers", []):
         if layer not in layer_names:
@@ -94,53 +79,44 @@ def optimizer_table(table: dict[str, Any], key: str, source: Source,
     if "schedule" in table:
         resolved["schedule"] = _schedule(as_table(table["schedule"], f"{key}.schedule", source),
                                          f"{key}.schedule", source)
-        schedule_arguments = _arguments(schedule_class(resolved["schedule"]["type"]))
-        if "initial_learning_rate" not in schedule_arguments:
+        if not _takes_initial_rate(SCHEDULES.lookup(resolved["schedule"]["type"])):
             if "learning_rate" in table:
                 raise source.error(f"{key}.learning_rate", "not used: this schedule's values "
                                                            "set the learning rate")
             resolved.pop("learning_rate", None)
+    make_optimizer(resolved, key, source)  # the optimizer's own checks, on these settings
     return resolved
 
 
 def _schedule(table: dict[str, Any], key: str, source: Source) -> dict[str, Any]:
-    kind = check(table.get("type"), one_of(tuple(SCHEDULES), REQUIRED), f"{key}.type", source)
-    arguments = _arguments(schedule_class(kind))
-    arguments.pop("initial_learning_rate", None)  # the optimizer's learning_rate
+    kind = canonical(SCHEDULES, check(table.get("type"), registered(SCHEDULES, REQUIRED),
+                                      f"{key}.type", source))
+    # (initial_learning_rate is the optimizer's learning_rate)
+    arguments = constructor_fields(SCHEDULES.lookup(kind),
+                                   skip=("name", "initial_learning_rate"))
     return {"type": kind, **check_fields(table, arguments, key, source, ("type",))}
 
 
-def optimizer_class(kind: str) -> type:
-    """The class a config's optimizer ``type`` names (``"adam"``: ``optimizers.Adam``)."""
-    return getattr(optimizers, OPTIMIZERS[kind])
+def _takes_initial_rate(schedule: Callable) -> bool:
+    return "initial_learning_rate" in constructor_fields(schedule)
 
 
-def schedule_class(kind: str) -> type:
-    """The class a schedule ``type`` names (``"cosine_decay"``: ``schedules.CosineDecay``)."""
-    return getattr(schedules, SCHEDULES[kind])
+def canonical(registry: Any, name: str) -> str:
+    """The registry's own name for ``name`` (``"Adam"`` -> ``"adam"``), as the resolved
+    config writes it."""
+    return registry.name_of(registry.lookup(name))
 
 
-def _arguments(cls: type) -> dict[str, Field]:
-    """A field per constructor argument: required without a default, else the default's type."""
-    fields = {}
-    for name, parameter in inspect.signature(cls).parameters.items():
-        if name == "name" or parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
-            continue
-        default = parameter.default
-        known = _ARGUMENT_FIELDS.get(name)
-        if isinstance(default, bool):
-            base = boolean()
-        elif known is not None:
-            base = known
-        elif is_integer(default):
-            base = Field("a non-negative integer", lambda v: is_integer(v) and v >= 0)
-        elif isinstance(default, str):
-            base = Field("a string", lambda v: isinstance(v, str))
-        else:
-            base = NON_NEGATIVE
-        if default is inspect.Parameter.empty:
-            default = None if name == "learning_rate" else REQUIRED
-        elif name != "learning_rate":
-            default = None  # left to the constructor, so the resolved config shows only choices
-        fields[name] = Field(base.description, base.accepts, default)
-    return fields
+def make_optimizer(spec: dict[str, Any], key: str, source: Source) -> Any:
+    """The optimizer a resolved table describes, with its schedule; a setting the optimizer
+    or the schedule refuses is a ConfigError naming the key."""
+    settings = {k: v for k, v in spec.items() if k not in ("type", "name", "layers", "schedule")}
+    if "schedule" in spec:
+        schedule = {k: v for k, v in spec["schedule"].items() if k != "type"}
+        make_schedule = SCHEDULES.lookup(spec["schedule"]["type"])
+        if "learning_rate" in settings:
+            schedule["initial_learning_rate"] = settings["learning_rate"]
+        settings["learning_rate"] = construct(make_schedule, schedule, f"{key}.schedule", source,
+                                              f"schedule {spec['schedule']['type']!r}")
+    return construct(OPTIMIZERS.lookup(spec["type"]), settings, key, source,
+                     f"optimizer {spec['type']!r}")

@@ -12,25 +12,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .config import Source
-from .fields import (FRACTION, REQUIRED, Field, array_of_strings, as_table, boolean, check,
-                     check_fields, is_integer, one_of, positive_int, reject_unknown)
-from .optimizer_schema import optimizer_groups, optimizer_table
+import framework as fw
+import layers
+from layers.activations import ACTIVATIONS
+from layers.initializers import INITIALIZERS
 
-ACTIVATIONS = ("linear", "relu", "sigmoid", "tanh", "softmax", "softplus", "softsign", "elu",
-               "selu", "silu", "gelu")
-INITIALIZERS = ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform",
-                "lecun_normal", "random_normal", "random_uniform", "truncated_normal", "zeros",
-                "ones")
-LOSSES = ("sparse_categorical_crossentropy", "binary_crossentropy", "mean_squared_error")
-METRICS = ("accuracy", "mae", "mse")
+from .fields import (REQUIRED, Field, Source, array_of_strings, as_table, boolean, check,
+                     check_fields, construct, constructor_fields, is_integer, one_of,
+                     positive_int, registered, reject_unknown)
+from .metrics import METRICS
+from .optimizer_schema import canonical, optimizer_groups, optimizer_table
+
 TOP_FIELDS = {
     "name": Field("a run name (a string)", lambda v: isinstance(v, str) and v.strip() != ""),
     "seed": Field("a non-negative integer", lambda v: is_integer(v) and v >= 0, 0),
     "backend": one_of(("numpy", "cupy")),  # optional: else the framework's (FRAMEWORK_BACKEND)
     "epochs": positive_int(),
     "batch_size": positive_int(),
-    "metrics": array_of_strings(f"an array of metric names from {', '.join(METRICS)}", []),
+    "metrics": array_of_strings("an array of metric names", []),
     "output_dir": Field("a folder path (a string)", lambda v: isinstance(v, str) and v != ""),
 }
 TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")
@@ -39,19 +38,17 @@ OUTPUT_FIELDS = {
     "step_metrics": boolean(False),
     "plot": boolean(True),
 }
-LAYER_FIELDS = {
-    "dense": {
-        "units": positive_int(),
-        "activation": one_of(ACTIVATIONS),
-        "use_bias": boolean(True),
-        "kernel_initializer": one_of(INITIALIZERS, "glorot_uniform"),
-        "bias_initializer": one_of(INITIALIZERS, "zeros"),
-    },
-    "dropout": {"rate": Field(FRACTION.description, FRACTION.accepts, REQUIRED)},
-    "flatten": {},
-}
 LAYER_NAME = Field("a layer name (a string without '/')",
                    lambda v: isinstance(v, str) and v != "" and "/" not in v)
+# The arguments every layer takes (its name is the table's; the others are not the config's).
+_LAYER_BASE = tuple(constructor_fields(layers.Layer))
+
+
+def _layer_fields(cls: type) -> dict[str, Field]:
+    """A layer type's keys, from its constructor: an activation or an initializer is a name
+    from the library's registry."""
+    return constructor_fields(cls, skip=_LAYER_BASE, fill=True, named={
+        "activation": registered(ACTIVATIONS), "initializer": registered(INITIALIZERS)})
 
 
 def resolve(raw: dict[str, Any], source: Source, default_name: str) -> dict[str, Any]:
@@ -63,12 +60,12 @@ def resolve(raw: dict[str, Any], source: Source, default_name: str) -> dict[str,
     config = {"name": name, **config,
               "output_dir": config.get("output_dir", str(Path("runs") / name))}
     for position, metric in enumerate(config["metrics"]):
-        check(metric, one_of(METRICS), f"metrics[{position}]", source)
+        check(metric, registered(METRICS), f"metrics[{position}]", source)
     if "data" not in raw:
         raise source.error("data", "missing required table ([data] with a name, e.g. "
                                    "name = \"digits\")")
     config["data"] = _data(as_table(raw["data"], "data", source), source)
-    config["model"] = _model(raw.get("model"), source)
+    config["model"], trainable = _model(raw.get("model"), source)
     config["loss"] = _loss(raw.get("loss"), config["model"]["layers"], source)
     config["output"] = check_fields(as_table(raw.get("output", {}), "output", source),
                                     OUTPUT_FIELDS, "output", source)
@@ -82,7 +79,7 @@ def resolve(raw: dict[str, Any], source: Source, default_name: str) -> dict[str,
                                               "optimizer", source, layer_names=None)
     else:
         config["optimizers"] = optimizer_groups(raw["optimizers"], config["model"]["layers"],
-                                                source)
+                                                source, trainable)
     return config
 
 
@@ -98,7 +95,9 @@ def _data(table: dict[str, Any], source: Source) -> dict[str, Any]:
     return dict(table)
 
 
-def _model(value: Any, source: Source) -> dict[str, Any]:
+def _model(value: Any, source: Source) -> tuple[dict[str, Any], list[str]]:
+    """The layer tables, each checked by building its layer (a type is any name in
+    ``layers.LAYERS``), and the names of the layers that create variables."""
     if value is None:
         raise source.error("model", "missing required table ([[model.layers]] entries)")
     table = as_table(value, "model", source)
@@ -107,28 +106,57 @@ def _model(value: Any, source: Source) -> dict[str, Any]:
     if not isinstance(entries, list) or not entries:
         raise source.error("model.layers", f"expected a non-empty array of layer tables "
                                            f"([[model.layers]]), got {entries!r}")
-    layers, counts = [], {}
+    specs, trainable, counts = [], [], {}
     for position, entry in enumerate(entries):
         key = f"model.layers[{position}]"
         entry = as_table(entry, key, source)
-        kind = check(entry.get("type"), one_of(tuple(LAYER_FIELDS)), f"{key}.type", source)
+        kind = canonical(layers.LAYERS, check(entry.get("type"),
+                                              registered(layers.LAYERS, REQUIRED),
+                                              f"{key}.type", source))
         counts[kind] = counts.get(kind, 0) + 1
         name = check(entry.get("name", f"{kind}{counts[kind]}"), LAYER_NAME, f"{key}.name", source)
-        if name in (layer["name"] for layer in layers):
+        if name in (spec["name"] for spec in specs):
             raise source.error(f"{key}.name", f"layer name {name!r} is used twice")
-        layers.append({"name": name, "type": kind,
-                       **check_fields(entry, LAYER_FIELDS[kind], key, source, ("name", "type"))})
-    return {"layers": layers}
+        cls = layers.LAYERS.lookup(kind)
+        spec = {"name": name, "type": kind,
+                **check_fields(entry, _layer_fields(cls), key, source, ("name", "type"))}
+        if _creates_variables(make_layer(spec, key, source)):
+            trainable.append(name)
+        specs.append(spec)
+    return {"layers": specs}, trainable
 
 
-def _loss(value: Any, layers: list[dict[str, Any]], source: Source) -> dict[str, Any]:
+def make_layer(spec: dict[str, Any], key: str, source: Source) -> layers.Layer:
+    """The layer a resolved layer table describes; a setting its constructor refuses is a
+    ConfigError naming the key."""
+    settings = {k: v for k, v in spec.items() if k != "type"}
+    return construct(layers.LAYERS.lookup(spec["type"]), settings, key, source,
+                     f"layer type {spec['type']!r}")
+
+
+def _creates_variables(layer: layers.Layer) -> bool:
+    """Whether a layer, once built, has variables: it builds its own, or holds some already,
+    or is a model with such layers."""
+    if type(layer).build is not layers.Layer.build or layer.variables:
+        return True
+    return isinstance(layer, layers.Model) and any(map(_creates_variables, layer.layers))
+
+
+def _loss(value: Any, specs: list[dict[str, Any]], source: Source) -> dict[str, Any]:
+    """The [loss] table: a name from ``fw.losses.LOSSES`` and its function's keyword arguments.
+    ``from_logits`` defaults to what the last layer's activation implies (Keras's rule)."""
+    losses = fw.losses.LOSSES
     if value is None:
         raise source.error("loss", f"missing required table ([loss] with name = one of "
-                                   f"{', '.join(LOSSES)})")
+                                   f"{', '.join(losses.names())})")
     table = as_table(value, "loss", source)
-    fields = {"name": one_of(LOSSES, REQUIRED)}
-    if str(table.get("name", "")).endswith("crossentropy"):
-        # Logits, unless the last dense layer squashes them (Keras's from_logits).
-        dense = [layer for layer in layers if layer["type"] == "dense"] or [{}]
-        fields["from_logits"] = boolean(dense[-1].get("activation", "linear") == "linear")
-    return check_fields(table, fields, "loss", source)
+    name = canonical(losses, check(table.get("name"), registered(losses, REQUIRED), "loss.name",
+                                   source))
+    fields = constructor_fields(losses.lookup(name), skip=("y_true", "y_pred"))
+    if "from_logits" in fields:
+        # Logits, unless the last layer that takes an activation squashes them.
+        last = next((spec.get("activation", "linear") for spec in reversed(specs)
+                     if "activation" in _layer_fields(layers.LAYERS.lookup(spec["type"]))),
+                    "linear")
+        fields["from_logits"] = boolean(ACTIVATIONS.lookup(last) is ACTIVATIONS.lookup("linear"))
+    return {"name": name, **check_fields(table, fields, "loss", source, ("name",))}

@@ -7,20 +7,23 @@ their stable forms subtract the row maximum, and their gradients are short close
 ``dense`` is a Dense layer's product, bias and ReLU as one op: one dispatch, one record and one
 backward step per layer of a training step.
 
-On GPU arrays a few forwards (``bias_add_relu``, the ReLU's gradient, the bias gradient, the
-sparse cross-entropy and its gradient) hand over to fused kernels or cuBLAS
-(``framework.kernels``); the primitives and their VJPs stay the same, so higher orders are
-unaffected, and a host array pays one class check per call (see ``framework.backend``).
+Each definition here serves NumPy and CuPy arrays alike. Two kinds of tuning sit beside them,
+never in place of the maths: on GPU arrays a few forwards (``bias_add_relu``, the ReLU's
+gradient, the bias gradient, the sparse cross-entropy and its gradient) hand over to fused
+kernels or cuBLAS (``framework.kernels``); on NumPy arrays the ops a training step is made of
+run host forms registered with ``host_forward=`` / ``host_array_vjp=`` (``framework.host``),
+tested equal to the definitions. The primitives and their tensor VJPs stay the same, so higher
+orders are unaffected.
 """
 import math
 
 import numpy as np
 
-from . import backend, kernels
+from . import backend, host, kernels
 from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
-from .ops.linalg import _matmul_array_vjp, _matmul_vjp_a, _matmul_vjp_b
-from .ops.reduce import _spread
-from .primitive import _NO_PARAMS, define, device_error, primitive
+from .ops.linalg import matmul_array_vjp, matmul_vjp_a, matmul_vjp_b
+from .ops.reduce import spread
+from .primitive import define, device_error, primitive
 from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
@@ -28,56 +31,29 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gel
            "softmax_cross_entropy_with_logits"]
 
 
-def _relu_grad_raw(g, y):
+def _relu_grad_array(g, y):
     """``g`` where the ReLU's output ``y`` is positive, else 0 (the ReLU's VJP, in one op)."""
     if g.__class__ is not np.ndarray and kernels.fits(g, y):
         return kernels.relu_grad(g, y)
     return g * (y > 0)
 
 
-_relu_grad = define("relu_grad", _relu_grad_raw, lambda gg, out, g, y: _relu_grad(gg, y),
+_relu_grad = define("relu_grad", _relu_grad_array, lambda gg, out, g, y: _relu_grad(gg, y),
                     None)
 
 
-@primitive(lambda g, out, x: _relu_grad(g, out),
-           array_vjp=lambda g, out, needs, x: (_relu_grad_raw(g, out),))
-def relu(features):
-    if features.dtype.kind == "f":
-        return _relu_into(features, None)
-    return np.maximum(features, 0).astype(features.dtype, copy=False)
+def _relu_array(features):
+    """max(features, 0)."""
+    return backend.array_module(features).maximum(features, 0).astype(features.dtype,
+                                                                         copy=False)
 
 
-def _relu_into(x, out):
-    """``max(x, 0)`` for a float array, into ``out`` (None: a new array). On the host, NumPy
-    compares an array with a scalar one element at a time but with another array in vector
-    registers: against a row of zeros, a last axis of 32 or more takes half the time or less
-    (a 256 x 1024 float32 batch: 98 -> 54 us); shorter rows keep the scalar."""
-    n = x.shape[-1] if x.ndim else 0
-    if n < 32 or x.__class__ is not np.ndarray:
-        return np.maximum(x, 0, out=out)
-    key = ("zeros", n, x.dtype)
-    zeros = _kept.get(key)
-    if zeros is None:
-        zeros = _keep(key, np.zeros(n, x.dtype))
-    return np.maximum(x, zeros, out=out)
+relu = define("relu", _relu_array, lambda g, out, x: _relu_grad(g, out),
+              array_vjp=lambda g, out, needs, x: (_relu_grad_array(g, out),),
+              host_forward=host.relu)
 
 
-def _keep(key, array):
-    """Keep ``array``, a constant a step asks for again and again (a row of zeros or ones,
-    the row starts of the label positions), under ``key`` in ``_kept``, read-only on the host.
-    Shapes that keep changing must not grow it forever: past 64 entries it starts over."""
-    if len(_kept) >= 64:
-        _kept.clear()
-    if array.__class__ is np.ndarray:
-        array.flags.writeable = False
-    _kept[key] = array
-    return array
-
-
-_kept = {}
-
-
-def _log_softmax_raw(x, axis):
+def _log_softmax_array(x, axis):
     xp = backend.array_module(x)
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
@@ -91,7 +67,7 @@ def _softmax(x, axis):
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
 def _log_softmax(x, axis):
-    return _log_softmax_raw(x, axis)
+    return _log_softmax_array(x, axis)
 
 
 def _from_end(axis, logits):
@@ -126,32 +102,17 @@ def gelu(features, approximate=False):
     return x * (erf(x * (1 / math.sqrt(2))) + 1) * 0.5
 
 
-def _softmax_raw(x):
+def _softmax_array(x):
     e = backend.array_module(x).exp(x - x.max(axis=-1, keepdims=True))
     e /= e.sum(axis=-1, keepdims=True)
     return e
 
 
-def _label_positions(x, labels, xp, classes_first=False):
-    """The flat index of each example's label entry in ``x`` (classes on the last axis, or on
-    the first with ``classes_first``; ``xp`` its array module): a flat index reads and writes
-    several times faster than a (row, column) pair of arrays, and an ``intp`` one (NumPy's
-    own index type, which it need not convert) several times faster again.
-
-    The row starts (``0, depth, 2 * depth, ...``; classes first, ``0, 1, 2, ...``) are kept per
-    batch shape (every step of a training asks again).
-    """
-    rows, depth = labels.size, x.shape[0 if classes_first else -1]
-    key = ("starts", xp, rows, depth, classes_first)
-    starts = _kept.get(key)
-    if starts is None:
-        starts = _keep(key, xp.arange(0, rows if classes_first else rows * depth,
-                                      1 if classes_first else depth, dtype=np.intp))
-    positions = labels.reshape(-1).astype(np.intp)  # (any integer dtype, uint64 too)
-    if classes_first:
-        positions *= rows
-    positions += starts
-    return positions
+def _label_positions(x, labels):
+    """The flat index of each example's label entry in ``x`` (classes on the last axis)."""
+    depth = x.shape[-1]
+    xp = backend.array_module(x)
+    return xp.arange(0, labels.size * depth, depth) + labels.reshape(-1).astype(np.intp)
 
 
 def _xent_grad_vjp_g(gg, out, g, labels, logits):
@@ -165,23 +126,19 @@ def _xent_grad_vjp_logits(gg, out, g, labels, logits):
     return p * (u - reduce_sum(u * p, axis=-1, keepdims=True))
 
 
-def _sparse_xent_grad_raw(g, labels, logits):
+def _sparse_xent_grad_array(g, labels, logits):
     """``g[..., None] * (softmax(logits) - one_hot(labels))`` in one pass over the logits."""
     if backend.is_device_array(logits) and kernels.fits_xent(labels, logits, g):
         return kernels.sparse_xent_grad(g, labels, logits)
-    return _minus_label_times(_softmax_raw(logits), labels, g)
-
-
-def _minus_label_times(p, labels, g):
-    """``(p - one_hot(labels)) * g[..., None]``, in place on the softmax ``p``."""
-    _subtract_at(p.reshape(-1), _label_positions(p, labels, backend.array_module(p)), 1)
+    p = _softmax_array(logits)
+    p.reshape(-1)[_label_positions(p, labels)] -= 1
     if g.ndim == labels.ndim:
         p *= g[..., None]
         return p
     return p * g[..., None]  # a jacobian's leading axes on g
 
 
-_sparse_xent_grad = define("sparse_xent_grad", _sparse_xent_grad_raw, _xent_grad_vjp_g,
+_sparse_xent_grad = define("sparse_xent_grad", _sparse_xent_grad_array, _xent_grad_vjp_g,
                            None, _xent_grad_vjp_logits)
 
 
@@ -189,54 +146,30 @@ def _xent_array_vjp(g, out, needs, labels, logits, saved):
     """``(softmax - one_hot) * g`` from the forward's softmax and label positions: one product
     and one scattered subtraction (on the GPU, where nothing is saved, the fused kernel)."""
     if saved is None:
-        return None, _sparse_xent_grad_raw(g, labels, logits)
+        return None, _sparse_xent_grad_array(g, labels, logits)
     probabilities, positions, classes_first = saved  # (classes, rows) when classes first
     grad = probabilities * (g if classes_first else g[..., None])
-    _subtract_at(grad.reshape(-1), positions, g.reshape(-1))
+    grad.reshape(-1)[positions] -= g.reshape(-1)
     return None, grad.T if classes_first else grad
 
 
-def _subtract_at(flat, positions, values):
-    """``flat[positions] -= values`` for distinct positions: with NumPy's ``subtract.at`` on the
-    host, a third faster than the indexed assignment at a batch's size."""
-    if flat.__class__ is np.ndarray:
-        np.subtract.at(flat, positions, values)
-    else:
-        flat[positions] -= values
-
-
 @primitive(None, lambda g, out, labels, logits, saved: _sparse_xent_grad(g, labels, logits),
-           array_vjp=_xent_array_vjp, saves=True)
+           array_vjp=_xent_array_vjp, saves=True, host_forward=host.sparse_xent,
+           host_array_vjp=host.sparse_xent_array_vjp)
 def _sparse_xent(labels, logits):
-    """The per-example loss, and the softmax and label positions for the backward pass.
-
-    A host batch of rows of a few classes is worked out classes first (on the transposed
-    logits, one copy): NumPy reduces a short last axis one row at a time, a long one in vector
-    registers. The loss and its gradient: 50 x 10 float32 logits, 13.8 -> 10.7 us; 256 x 10,
-    32 -> 16 us; at 64 classes and more, rows first is as fast or faster (``_FEW_CLASSES``)."""
-    host = logits.__class__ is np.ndarray
+    """The per-example loss, and the softmax and label positions for the backward pass
+    (nothing when the GPU's fused kernel does both)."""
     xp = backend.array_module(logits)
     if xp is not np and kernels.fits_xent(labels, logits):
         return kernels.sparse_xent(labels, logits), None
-    classes_first = host and logits.ndim == 2 and logits.shape[1] <= _FEW_CLASSES
-    if classes_first:
-        shifted = logits.T.copy()
-        shifted -= np.maximum.reduce(shifted, 0)
-    else:  # (on the host, the ufuncs' own reductions: the array methods add a Python wrapper)
-        shifted = logits - (np.maximum.reduce(logits, -1, keepdims=True) if host
-                            else logits.max(axis=-1, keepdims=True))
-    positions = _label_positions(shifted, labels, xp, classes_first)
-    picked = shifted.reshape(-1)[positions].reshape(labels.shape)  # before exp overwrites it
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    positions = _label_positions(shifted, labels)
+    picked = shifted.reshape(-1)[positions].reshape(labels.shape)
     probabilities = xp.exp(shifted, out=shifted)
-    axis = 0 if classes_first else -1
-    totals = np.add.reduce(probabilities, axis) if host else probabilities.sum(axis=axis)
-    loss = xp.log(totals)
-    loss -= picked  # log(sum(exp(shifted))) - shifted[label]
-    probabilities /= totals if classes_first else totals[..., None]
-    return loss, (probabilities, positions, classes_first)
-
-
-_FEW_CLASSES = 32
+    totals = probabilities.sum(axis=-1)
+    loss = xp.log(totals) - picked  # log(sum(exp(shifted))) - shifted[label]
+    probabilities /= totals[..., None]
+    return loss, (probabilities, positions, False)
 
 
 def _checked_bias(name, value, bias):
@@ -258,37 +191,29 @@ def _bias_vjp(g, out, value, bias):
     return _sum_batch(g, axes=tuple(range(lead, g.ndim - 1)))
 
 
-def _sum_batch_raw(g, axes):
+def _sum_batch_array(g, axes):
     """``g`` summed over its batch ``axes``: a bias gradient (a product with cuBLAS on the GPU)."""
-    if g.__class__ is not np.ndarray:
-        if kernels.fits(g):
-            return kernels.sum_rows(g, axes)
-    elif g.ndim == 2 and axes == (0,):
-        return _column_sums(g)
+    if g.__class__ is not np.ndarray and kernels.fits(g):
+        return kernels.sum_rows(g, axes)
     return g.sum(axis=axes)
 
 
-def _column_sums(g):
-    """A host matrix's column sums as ``ones @ g``: BLAS's product takes half the time of
-    NumPy's reduction or less (256 x 1024 float32: 35 -> 18 us; 50 x 100: 3.1 -> 1.5 us), and
-    in float32 it is the more accurate of the two on a row-major matrix, whose columns NumPy
-    sums one row after another."""
-    key = ("ones", g.shape[0], g.dtype)
-    ones = _kept.get(key)
-    if ones is None:
-        ones = _keep(key, np.ones(g.shape[0], g.dtype))
-    return ones @ g
+_sum_batch = define("sum_batch", _sum_batch_array,
+                    lambda gg, out, g, axes: spread(gg, g, axes, False),
+                    host_forward=host.sum_batch)
 
 
-_sum_batch = define("sum_batch", _sum_batch_raw,
-                    lambda gg, out, g, axes: _spread(gg, g, axes, False))
+def _batch_axes(g):
+    """Every axis of ``g`` but the last."""
+    return tuple(range(g.ndim - 1))
 
 
 def _bias_array_vjp(g, out, needs, value, bias):
-    return (g if needs[0] else None, _sum_batch_raw(g, _batch_axes(g)) if needs[1] else None)
+    return (g if needs[0] else None, _sum_batch_array(g, _batch_axes(g)) if needs[1] else None)
 
 
-@primitive(lambda g, out, value, bias: g, _bias_vjp, array_vjp=_bias_array_vjp, same_dtype=True)
+@primitive(lambda g, out, value, bias: g, _bias_vjp, array_vjp=_bias_array_vjp,
+           host_array_vjp=host.bias_add_array_vjp, same_dtype=True)
 def _bias_add(value, bias):
     return value + bias
 
@@ -299,17 +224,23 @@ def bias_add_relu(value, bias):
     return _bias_add_relu(*_checked_bias("bias_add_relu", value, bias))
 
 
-# Both gradients start from the ReLU-masked cotangent: the raw VJP masks once for the two.
+def _bias_add_relu_array_vjp(g, out, needs, value, bias):
+    """Both gradients start from the ReLU-masked cotangent: masked once for the two."""
+    return _bias_array_vjp(_relu_grad_array(g, out), out, needs, value, bias)
+
+
+def _bias_add_relu_host_vjp(g, out, needs, value, bias):
+    return host.bias_add_array_vjp(host.relu_grad(g, out), out, needs, value, bias)
+
+
 @primitive(lambda g, out, value, bias: _relu_grad(g, out),
            lambda g, out, value, bias: _bias_vjp(_relu_grad(g, out), out, value, bias),
-           array_vjp=lambda g, out, needs, value, bias: _bias_array_vjp(
-               _relu_grad_raw(g, out), out, needs, value, bias),
-           same_dtype=True)
+           array_vjp=_bias_add_relu_array_vjp, host_forward=host.bias_add_relu,
+           host_array_vjp=_bias_add_relu_host_vjp, same_dtype=True)
 def _bias_add_relu(value, bias):
     if backend.is_device_array(value) and kernels.fits(value, bias):
         return kernels.bias_add_relu(value, bias)
-    out = value + bias
-    return _relu_into(out, out)
+    return _relu_array(value + bias)
 
 
 def dense(inputs, kernel, bias, relu=False):
@@ -331,7 +262,7 @@ def dense(inputs, kernel, bias, relu=False):
     return _dense.run((inputs, kernel, bias), (x, w, b), _RELU if relu else _LINEAR)
 
 
-_RELU, _LINEAR = {"relu": True}, {"relu": False}  # shared by the records (never mutated)
+_RELU, _LINEAR, _NO_PARAMS = {"relu": True}, {"relu": False}, {}  # shared (never mutated)
 
 
 def _dense_masked(g, out, relu):
@@ -340,59 +271,51 @@ def _dense_masked(g, out, relu):
 
 def _dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
-        g = _relu_grad_raw(g, out)
-    if g.__class__ is np.ndarray and g.ndim == 2:  # a batch of rows on the host: every step
-        return (g @ kernel.T if needs[0] else None, inputs.T @ g if needs[1] else None,
-                _column_sums(g) if needs[2] else None)
-    g_inputs, g_kernel = _matmul_array_vjp(g, out, needs, inputs, kernel, False, False)
-    return g_inputs, g_kernel, _sum_batch_raw(g, _batch_axes(g)) if needs[2] else None
-
-
-def _batch_axes(g):
-    """Every axis of ``g`` but the last."""
-    return (0,) if g.ndim == 2 else tuple(range(g.ndim - 1))
+        g = _relu_grad_array(g, out)
+    g_inputs, g_kernel = matmul_array_vjp(g, out, needs, inputs, kernel, False, False)
+    return g_inputs, g_kernel, _sum_batch_array(g, _batch_axes(g)) if needs[2] else None
 
 
 @primitive(
-    lambda g, out, x, w, b, relu: _matmul_vjp_a(_dense_masked(g, out, relu), out, x, w, False,
-                                                False),
-    lambda g, out, x, w, b, relu: _matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
-                                                False),
+    lambda g, out, x, w, b, relu: matmul_vjp_a(_dense_masked(g, out, relu), out, x, w, False,
+                                               False),
+    lambda g, out, x, w, b, relu: matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
+                                               False),
     lambda g, out, x, w, b, relu: _bias_vjp(_dense_masked(g, out, relu), out, x, b),
-    array_vjp=_dense_array_vjp)
+    array_vjp=_dense_array_vjp, host_forward=host.dense, host_array_vjp=host.dense_array_vjp)
 def _dense(inputs, kernel, bias, relu):
     out = inputs @ kernel
     if out.__class__ is not np.ndarray and kernels.fits(out, bias):
         return kernels.bias_add_relu(out, bias) if relu else out + bias
     out += bias
-    return _relu_into(out, out) if relu else out
+    return _relu_array(out) if relu else out
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
-    raw, values = labels._value, logits._value
-    if raw.dtype.kind not in "iu":
+    ids, values = labels._value, logits._value
+    if ids.dtype.kind not in "iu":
         raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, "
-                        f"got {raw.dtype.name}")
-    if raw.shape != values.shape[:-1]:
+                        f"got {ids.dtype.name}")
+    if ids.shape != values.shape[:-1]:
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
                          f"{labels.shape} do not match logits of shape {logits.shape} "
                          f"(expected labels of shape {logits.shape[:-1]})")
-    on_host = raw.__class__ is np.ndarray is values.__class__
-    if not on_host and backend.is_device_array(raw) != backend.is_device_array(values):
+    on_host = ids.__class__ is np.ndarray is values.__class__
+    if not on_host and backend.is_device_array(ids) != backend.is_device_array(values):
         raise device_error("sparse_softmax_cross_entropy_with_logits", (labels, logits))
     # TensorFlow's CPU kernel refuses labels out of range too (a -1 would silently pick the
     # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
     # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
     depth = values.shape[-1]
-    if (on_host or not backend.is_device_array(raw)) and raw.size and np.maximum.reduce(
-            raw.view(_UNSIGNED[raw.itemsize]) if raw.dtype.kind == "i" else raw, None) >= depth:
-        bad = raw[(raw < 0) | (raw >= depth)].flat[0]
+    if (on_host or not backend.is_device_array(ids)) and ids.size and np.maximum.reduce(
+            ids.view(_UNSIGNED[ids.itemsize]) if ids.dtype.kind == "i" else ids, None) >= depth:
+        bad = ids[(ids < 0) | (ids >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
-    return _sparse_xent.run((labels, logits), (raw, values), _NO_PARAMS)
+    return _sparse_xent.run((labels, logits), (ids, values), _NO_PARAMS)
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}

@@ -22,6 +22,8 @@ import inspect
 import itertools
 from functools import partial
 
+import numpy as np
+
 from . import backend
 from .context import state
 from .recording import _NO_PARAMS, record
@@ -43,7 +45,8 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False):
+def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False,
+           host_forward=None, host_array_vjp=None):
     """The public op for ``forward`` (on arrays) with one VJP per argument.
 
     A variadic primitive (``concat``, ``einsum``) gives instead ``each_arg``: one VJP that also
@@ -55,8 +58,19 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
     TensorFlow does, instead of NumPy's silent promotion. The op is a plain closure, specialised
     for one and two arguments: a call costs a few attribute reads beyond the maths; its ``run``
     skips the conversions for a wrapper that has done them.
+
+    ``host_forward`` and ``host_array_vjp`` register host tuning (``framework.host``): forms
+    that run in place of ``forward`` and ``array_vjp`` when the first array is a NumPy array,
+    with the same numbers. The definitions stay what every other array runs, and what the
+    tests hold the host forms equal to (``op.forward``, ``op.primitive.array_vjp``, each with
+    its ``definition`` and ``on_host``).
     """
+    arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
+    if host_forward is not None:
+        forward = _prefer_host(forward, host_forward)
+    if host_array_vjp is not None:
+        array_vjp = _prefer_host(array_vjp, host_array_vjp)
     prim = Primitive(name, table, array_vjp)
 
     def unary(x, **params):
@@ -115,20 +129,32 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
             record(prim, args, t, dict(params, saved=saved) if saves else params, values)
         return t
 
-    arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
     op = unary if arity == 1 and not saves else binary if arity == 2 and not saves else variadic
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = forward.__doc__
+    op.__doc__ = getattr(forward, "definition", forward).__doc__
     op.primitive = prim
+    op.forward = forward
     op.run = run
     return op
 
 
-def primitive(*vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False):
+def _prefer_host(definition, on_host):
+    """``on_host`` for a NumPy first argument, else ``definition`` (see ``define``)."""
+    def either(first, *rest, **params):
+        if first.__class__ is _ndarray:
+            return on_host(first, *rest, **params)
+        return definition(first, *rest, **params)
+    either.definition, either.on_host = definition, on_host
+    return either
+
+
+def primitive(*vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False,
+              host_forward=None, host_array_vjp=None):
     """Decorator form of ``define``: the decorated function is the forward."""
     def declare(forward):
         return define(forward.__name__.strip("_"), forward, *vjps, each_arg=each_arg,
-                      array_vjp=array_vjp, saves=saves, same_dtype=same_dtype)
+                      array_vjp=array_vjp, saves=saves, same_dtype=same_dtype,
+                      host_forward=host_forward, host_array_vjp=host_array_vjp)
     return declare
 
 
@@ -143,6 +169,7 @@ def _arity(forward):
 
 
 _new = object.__new__
+_ndarray = np.ndarray
 
 
 class _EachArg:

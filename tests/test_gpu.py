@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework import backend, kernels
+from framework import backend, host, kernels
 from layers import Dense, Flatten, Model
 from optimizers import SGD, Adam, AdamW
 from training.cli import main as tape_train
@@ -366,10 +366,12 @@ def test_the_host_path_never_touches_a_kernel(monkeypatch):
 
 
 def test_a_training_backward_masks_each_fused_relu_once(monkeypatch):
-    """The raw first-order backward of a fused op computes the ReLU-masked cotangent once and
+    """The first-order backward on arrays of a fused op computes the ReLU-masked cotangent once and
     derives every argument's gradient from it, so fusing costs nothing in the backward pass."""
-    masks, mask = [], fw.nn._relu_grad_raw
-    monkeypatch.setattr(fw.nn, "_relu_grad_raw", lambda g, y: masks.append(g) or mask(g, y))
+    masks = []
+    for module, name in ((fw.nn, "_relu_grad_array"), (host, "relu_grad")):  # (the host form)
+        mask = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda g, y, mask=mask: masks.append(g) or mask(g, y))
     x, w = fw.Variable(rng.standard_normal((4, 3))), fw.Variable(rng.standard_normal((3, 3)))
     b = fw.Variable(rng.standard_normal(3))
     with fw.GradientTape(persistent=True) as tape:

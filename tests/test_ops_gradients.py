@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays, mutually_broadcastable_shapes
 
 import framework as fw
+from framework import host
 from framework.test import check_gradients
 
 _rng = np.random.default_rng(20240601)
@@ -662,8 +663,8 @@ def test_bias_gradients_are_the_column_sums(rows):
     row-major cotangents and on column-major ones (a few classes' cross-entropy gives those)."""
     g = _rng.standard_normal((rows, 33))
     for array in (g, np.asfortranarray(g)):
-        np.testing.assert_allclose(fw.nn._column_sums(array), g.sum(axis=0), rtol=1e-12)
-    single = fw.nn._column_sums(g.astype(np.float32))  # as accurate as NumPy's row-major sum
+        np.testing.assert_allclose(host.column_sums(array), g.sum(axis=0), rtol=1e-12)
+    single = host.column_sums(g.astype(np.float32))  # as accurate as NumPy's row-major sum
     assert single.dtype == np.float32
     np.testing.assert_allclose(single, g.astype(np.float32).astype(np.float64).sum(axis=0),
                                rtol=0, atol=1e-6 * rows)

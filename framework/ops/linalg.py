@@ -12,7 +12,7 @@ def _t(x, flag):
     return x.swapaxes(-1, -2) if flag else x
 
 
-def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
+def matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
     if a.ndim == 1 and b.ndim == 1:  # inner product
         return expand_dims(g, -1) * b
     if a.ndim == 1 and b.ndim == 2:  # (k) @ (k, p): every row of g times b^T in one GEMM
@@ -27,7 +27,7 @@ def _matmul_vjp_a(g, out, a, b, transpose_a, transpose_b):
     return matmul(b, g, transpose_a=transpose_b, transpose_b=True)
 
 
-def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
+def matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
     if b.ndim == 1:  # (..., m, k) @ (k): g as a row @ a, or with a vector a the product g * a
         if a.ndim == 1:
             return expand_dims(g, -1) * a
@@ -42,7 +42,7 @@ def _matmul_vjp_b(g, out, a, b, transpose_a, transpose_b):
     return matmul(g, a, transpose_a=True, transpose_b=transpose_a)
 
 
-def _matmul_array_vjp(g, out, needs, a, b, transpose_a, transpose_b):
+def matmul_array_vjp(g, out, needs, a, b, transpose_a, transpose_b):
     """Both products of the matrix rule; a vector argument is a matrix of one row (``a``) or
     one column (``b``), its axis added to ``g`` and dropped again from its gradient."""
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
@@ -60,7 +60,7 @@ def _matmul_array_vjp(g, out, needs, a, b, transpose_a, transpose_b):
     return ga, gb
 
 
-@primitive(_matmul_vjp_a, _matmul_vjp_b, array_vjp=_matmul_array_vjp, same_dtype=True)
+@primitive(matmul_vjp_a, matmul_vjp_b, array_vjp=matmul_array_vjp, same_dtype=True)
 def _matmul(a, b, transpose_a, transpose_b):
     return _t(a, transpose_a) @ _t(b, transpose_b)
 

@@ -37,7 +37,7 @@ def _spread_array(g, shape, axes, keepdims, scale):
 _spread_op = define("spread", _spread_array, _spread_vjp)
 
 
-def _spread(g, x, axis, keepdims, scale=1):
+def spread(g, x, axis, keepdims, scale=1):
     """The cotangent ``g`` of a reduction of ``x``, spread back over ``x``'s shape."""
     shape = x._value.shape
     return _spread_op(g, shape=shape, axes=_axes(axis, len(shape)), keepdims=keepdims,
@@ -50,12 +50,12 @@ def _mean_scale(shape, axes):
 
 
 def _sum_vjp(g, out, x, axis, keepdims):
-    return _spread(g, x, axis, keepdims)
+    return spread(g, x, axis, keepdims)
 
 
 def _mean_vjp(g, out, x, axis, keepdims):
     shape = x._value.shape
-    return _spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
+    return spread(g, x, axis, keepdims, scale=_mean_scale(shape, _axes(axis, len(shape))))
 
 
 def _fill_array(g, shape, count):
@@ -89,7 +89,7 @@ def _extreme_vjp(g, out, x, axis, keepdims):
     kept = out if keepdims else reshape(out, _kept_shape(x.shape, _axes(axis, x.ndim)))
     hit = cast(equal(x, kept), g.dtype)
     share = hit / _reduce_sum(hit, axis=axis, keepdims=True)
-    return _spread(g, x, axis, keepdims) * share
+    return spread(g, x, axis, keepdims) * share
 
 
 def _axis_param(axis):

@@ -1,0 +1,144 @@
+"""Host tuning: faster forms of a few ``fw.nn`` ops for NumPy arrays, with the same numbers.
+
+Each function here is registered beside its op's definition in ``framework.nn``
+(``host_forward=`` / ``host_array_vjp=``, see ``framework.primitive.define``) and runs in its
+place when the op's first array is a NumPy array; the definition serves every other array
+(CuPy's, where ``framework.kernels`` has the GPU's own fused forms). The tests hold each pair
+equal (``tests/test_host.py``). Why each form is faster is said beside it; by how much, the
+scripts in ``benchmarks/`` measure.
+
+They share a few constant arrays that a training step asks for again and again (a row of
+zeros or ones, the row starts of the label positions), kept read-only by key.
+"""
+import numpy as np
+
+__all__ = ["FEW_CLASSES", "bias_add_array_vjp", "bias_add_relu", "column_sums", "dense",
+           "dense_array_vjp", "relu", "relu_grad", "sparse_xent", "sparse_xent_array_vjp",
+           "sum_batch"]
+
+# Up to this many classes a batch's cross-entropy is worked out classes first (see sparse_xent).
+FEW_CLASSES = 32
+_kept = {}
+
+
+def _keep(key, make):
+    """The constant array under ``key``, made by ``make()`` the first time, read-only. Shapes
+    that keep changing must not grow the store forever: past 64 entries it starts over."""
+    array = _kept.get(key)
+    if array is None:
+        if len(_kept) >= 64:
+            _kept.clear()
+        array = _kept[key] = make()
+        array.flags.writeable = False
+    return array
+
+
+def _relu_into(x, out):
+    """``max(x, 0)`` for a float array, into ``out`` (None: a new array). NumPy compares an
+    array with a scalar one element at a time but with another array in vector registers: a
+    row of zeros serves every row of a batch whose last axis is long enough to gain."""
+    n = x.shape[-1] if x.ndim else 0
+    if n < 32:
+        return np.maximum(x, 0, out=out)
+    return np.maximum(x, _keep(("zeros", n, x.dtype), lambda: np.zeros(n, x.dtype)), out=out)
+
+
+def relu(features):
+    if features.dtype.kind == "f":
+        return _relu_into(features, None)
+    return np.maximum(features, 0).astype(features.dtype, copy=False)
+
+
+def bias_add_relu(value, bias):
+    """The sum, then the ReLU in place on it: one temporary less."""
+    out = value + bias
+    return _relu_into(out, out)
+
+
+def dense(inputs, kernel, bias, relu):
+    """The product, then the bias and the ReLU in place on it."""
+    out = inputs @ kernel
+    out += bias
+    return _relu_into(out, out) if relu else out
+
+
+def relu_grad(g, y):
+    """``g`` where the ReLU's output ``y`` is positive, else 0."""
+    return g * (y > 0)
+
+
+def column_sums(g):
+    """A matrix's column sums as ``ones @ g``: BLAS's product runs in vector registers over
+    whole rows where NumPy's reduction walks one row after another, and in float32 it is the
+    more accurate of the two."""
+    return _keep(("ones", g.shape[0], g.dtype), lambda: np.ones(g.shape[0], g.dtype)) @ g
+
+
+def sum_batch(g, axes):
+    """``g`` summed over its batch ``axes`` (a bias gradient)."""
+    if g.ndim == 2 and axes == (0,):
+        return column_sums(g)
+    return g.sum(axis=axes)
+
+
+def bias_add_array_vjp(g, out, needs, value, bias):
+    return (g if needs[0] else None,
+            sum_batch(g, tuple(range(g.ndim - 1))) if needs[1] else None)
+
+
+def dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
+    """The three gradients of ``dense`` from the masked cotangent: two products and the
+    column sums; a batch of more than one axis is one matrix of rows for the products."""
+    if relu:
+        g = relu_grad(g, out)
+    rows_g = g.reshape(-1, g.shape[-1])
+    return (g @ kernel.T if needs[0] else None,
+            inputs.reshape(-1, inputs.shape[-1]).T @ rows_g if needs[1] else None,
+            column_sums(rows_g) if needs[2] else None)
+
+
+def _label_positions(x, labels, classes_first):
+    """The flat index of each example's label entry in ``x`` (classes on the last axis, or on
+    the first with ``classes_first``). A flat index reads and writes faster than a (row,
+    column) pair of arrays, an ``intp`` one (NumPy's own index type) faster again, and the row
+    starts are kept per batch shape."""
+    rows, depth = labels.size, x.shape[0 if classes_first else -1]
+    starts = _keep(("starts", rows, depth, classes_first), lambda: np.arange(
+        0, rows if classes_first else rows * depth, 1 if classes_first else depth,
+        dtype=np.intp))
+    positions = labels.reshape(-1).astype(np.intp)  # (any integer dtype, uint64 too)
+    if classes_first:
+        positions *= rows
+    positions += starts
+    return positions
+
+
+def sparse_xent(labels, logits):
+    """The per-example loss, and the softmax and label positions for the backward pass.
+
+    A batch of rows of a few classes is worked out classes first (on the transposed logits,
+    one copy): NumPy reduces a short last axis one row at a time, a long one in vector
+    registers. The ufuncs' own reductions skip the array methods' Python wrappers."""
+    classes_first = logits.ndim == 2 and logits.shape[1] <= FEW_CLASSES
+    if classes_first:
+        shifted = logits.T.copy()
+        shifted -= np.maximum.reduce(shifted, 0)
+    else:
+        shifted = logits - np.maximum.reduce(logits, -1, keepdims=True)
+    positions = _label_positions(shifted, labels, classes_first)
+    picked = shifted.reshape(-1)[positions].reshape(labels.shape)  # before exp overwrites it
+    probabilities = np.exp(shifted, out=shifted)
+    totals = np.add.reduce(probabilities, 0 if classes_first else -1)
+    loss = np.log(totals)
+    loss -= picked  # log(sum(exp(shifted))) - shifted[label]
+    probabilities /= totals if classes_first else totals[..., None]
+    return loss, (probabilities, positions, classes_first)
+
+
+def sparse_xent_array_vjp(g, out, needs, labels, logits, saved):
+    """``(softmax - one_hot) * g`` from the forward's softmax and label positions: one product
+    and one scattered subtraction (NumPy's ``subtract.at``, faster than the indexed form)."""
+    probabilities, positions, classes_first = saved  # (classes, rows) when classes first
+    grad = probabilities * (g if classes_first else g[..., None])
+    np.subtract.at(grad.reshape(-1), positions, g.reshape(-1))
+    return None, grad.T if classes_first else grad

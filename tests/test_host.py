@@ -1,0 +1,123 @@
+"""Host tuning (``framework.host``) gives the numbers of the op definitions it stands in for.
+
+Every op that registers a host form is checked here: its forward, and its first-order VJP on
+arrays for each subset of the arguments asked for, against the definition on the same NumPy
+arrays, in float32 and float64, on shapes on both sides of the host forms' own thresholds
+(short and long rows, few and many classes, batches of more than one axis).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import framework as fw
+from framework import host
+
+rng = np.random.default_rng(7)
+DTYPES = [np.float32, np.float64]
+TOLERANCE = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def normal(shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def labels(rows, classes):
+    return rng.integers(0, classes, rows)
+
+
+# name: (op, a function of the dtype giving the op's arrays and parameters)
+CASES = {
+    "relu short rows": (fw.nn.relu, lambda t: ((normal((5, 7), t),), {})),
+    "relu long rows": (fw.nn.relu, lambda t: ((normal((6, 40), t),), {})),
+    "relu integers": (fw.nn.relu, lambda t: ((rng.integers(-3, 3, (4, 50)),), {})),
+    "bias_add_relu": (fw.nn._bias_add_relu, lambda t: ((normal((6, 40), t), normal(40, t)), {})),
+    "dense": (fw.nn._dense, lambda t: ((normal((6, 5), t), normal((5, 40), t), normal(40, t)),
+                                       {"relu": False})),
+    "dense relu": (fw.nn._dense, lambda t: ((normal((6, 5), t), normal((5, 3), t),
+                                             normal(3, t)), {"relu": True})),
+    "dense of a 3-d batch": (fw.nn._dense, lambda t: (
+        (normal((2, 6, 5), t), normal((5, 40), t), normal(40, t)), {"relu": True})),
+    "sum_batch rows": (fw.nn._sum_batch, lambda t: ((normal((9, 4), t),), {"axes": (0,)})),
+    "sum_batch 3-d": (fw.nn._sum_batch, lambda t: ((normal((2, 9, 4), t),), {"axes": (0, 1)})),
+    "bias_add": (fw.nn._bias_add, lambda t: ((normal((2, 9, 4), t), normal(4, t)), {})),
+    "sparse_xent few classes": (fw.nn._sparse_xent, lambda t: (
+        (labels(50, 10), normal((50, 10), t)), {})),
+    "sparse_xent many classes": (fw.nn._sparse_xent, lambda t: (
+        (labels(20, 70), normal((20, 70), t)), {})),
+    "sparse_xent 3-d": (fw.nn._sparse_xent, lambda t: (
+        (labels(12, 5).reshape(3, 4), normal((3, 4, 5), t)), {})),
+}
+WITH_HOST_FORWARD = [name for name, (op, _) in CASES.items() if hasattr(op.forward, "on_host")]
+WITH_HOST_VJP = [name for name, (op, _) in CASES.items()
+                 if hasattr(op.primitive.array_vjp, "on_host")]
+
+
+def _close(got, expected, dtype):
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
+
+
+def _fit(gradient, shape):
+    """A gradient with broadcast leading axes summed away."""
+    return gradient.reshape((-1,) + tuple(shape)).sum(axis=0, dtype=gradient.dtype)
+
+
+def _loss_and_softmax(result):
+    """A forward's output, and for the cross-entropy its saved softmax, rows first."""
+    if isinstance(result, tuple):
+        loss, (probabilities, _, classes_first) = result
+        return [loss, probabilities.T if classes_first else probabilities]
+    return [result]
+
+
+def test_every_host_form_is_checked():
+    assert set(WITH_HOST_FORWARD) | set(WITH_HOST_VJP) == set(CASES)
+    ops = {id(op) for op, _ in CASES.values()}
+    assert len(ops) == 6  # relu, bias_add_relu, dense, sum_batch, bias_add, sparse_xent
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", WITH_HOST_FORWARD)
+def test_host_forward_equals_the_definition(name, dtype):
+    op, make = CASES[name]
+    arrays, params = make(dtype)
+    frozen = [a.copy() for a in arrays]
+    got = _loss_and_softmax(op.forward.on_host(*arrays, **params))
+    expected = _loss_and_softmax(op.forward.definition(*arrays, **params))
+    for g, e in zip(got, expected, strict=True):
+        if e.dtype.kind == "f":
+            _close(g, e, dtype)
+        else:
+            np.testing.assert_array_equal(g, e)
+    for a, f in zip(arrays, frozen):
+        np.testing.assert_array_equal(a, f)  # neither writes into its inputs
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", WITH_HOST_VJP)
+def test_host_array_vjp_equals_the_definition(name, dtype):
+    op, make = CASES[name]
+    arrays, params = make(dtype)
+    vjp = op.primitive.array_vjp
+    differentiable = [k for k, v in enumerate(op.primitive.vjps) if v is not None]
+    forms = {}
+    for form in ("on_host", "definition"):
+        out = getattr(op.forward, form, op.forward)(*arrays, **params)
+        if isinstance(out, tuple):  # (the cross-entropy's saved softmax, per form)
+            out, saved = out
+            forms[form] = (out, dict(params, saved=saved))
+        else:
+            forms[form] = (out, params)
+    g = normal(forms["definition"][0].shape, dtype)
+    for count in range(1, len(differentiable) + 1):
+        for asked in itertools.combinations(differentiable, count):
+            needs = tuple(k in asked for k in range(len(arrays)))
+            got = vjp.on_host(g, forms["on_host"][0], needs, *arrays,
+                                          **forms["on_host"][1])
+            expected = vjp.definition(g, forms["definition"][0], needs, *arrays,
+                                      **forms["definition"][1])
+            for k, (a, b) in enumerate(zip(got, expected, strict=True)):
+                assert (a is None) == (b is None) == (k not in asked)
+                if a is not None:  # (summed to the argument's shape, as the tape does)
+                    _close(_fit(a, arrays[k].shape), _fit(b, arrays[k].shape), dtype)

@@ -12,7 +12,8 @@ zeros or ones, the row starts of the label positions), kept read-only by key.
 """
 import numpy as np
 
-__all__ = ["FEW_CLASSES", "bias_add_array_vjp", "bias_add_relu", "column_sums", "dense",
+__all__ = ["FEW_CLASSES", "bias_add_array_vjp", "bias_add_relu", "bias_add_relu_array_vjp",
+           "column_sums", "dense",
            "dense_array_vjp", "relu", "relu_grad", "sparse_xent", "sparse_xent_array_vjp",
            "sum_batch"]
 
@@ -21,15 +22,13 @@ FEW_CLASSES = 32
 _kept = {}
 
 
-def _keep(key, make):
-    """The constant array under ``key``, made by ``make()`` the first time, read-only. Shapes
-    that keep changing must not grow the store forever: past 64 entries it starts over."""
-    array = _kept.get(key)
-    if array is None:
-        if len(_kept) >= 64:
-            _kept.clear()
-        array = _kept[key] = make()
-        array.flags.writeable = False
+def _keep(key, array):
+    """Keep ``array`` under ``key``, read-only (callers look in ``_kept`` first). Shapes that
+    keep changing must not grow the store forever: past 64 entries it starts over."""
+    if len(_kept) >= 64:
+        _kept.clear()
+    array.flags.writeable = False
+    _kept[key] = array
     return array
 
 
@@ -40,7 +39,11 @@ def _relu_into(x, out):
     n = x.shape[-1] if x.ndim else 0
     if n < 32:
         return np.maximum(x, 0, out=out)
-    return np.maximum(x, _keep(("zeros", n, x.dtype), lambda: np.zeros(n, x.dtype)), out=out)
+    key = ("zeros", n, x.dtype)
+    zeros = _kept.get(key)
+    if zeros is None:
+        zeros = _keep(key, np.zeros(n, x.dtype))
+    return np.maximum(x, zeros, out=out)
 
 
 def relu(features):
@@ -71,7 +74,11 @@ def column_sums(g):
     """A matrix's column sums as ``ones @ g``: BLAS's product runs in vector registers over
     whole rows where NumPy's reduction walks one row after another, and in float32 it is the
     more accurate of the two."""
-    return _keep(("ones", g.shape[0], g.dtype), lambda: np.ones(g.shape[0], g.dtype)) @ g
+    key = ("ones", g.shape[0], g.dtype)
+    ones = _kept.get(key)
+    if ones is None:
+        ones = _keep(key, np.ones(g.shape[0], g.dtype))
+    return ones @ g
 
 
 def sum_batch(g, axes):
@@ -86,15 +93,22 @@ def bias_add_array_vjp(g, out, needs, value, bias):
             sum_batch(g, tuple(range(g.ndim - 1))) if needs[1] else None)
 
 
+def bias_add_relu_array_vjp(g, out, needs, value, bias):
+    """Both gradients from the ReLU-masked cotangent, masked once."""
+    return bias_add_array_vjp(relu_grad(g, out), out, needs, value, bias)
+
+
 def dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
     """The three gradients of ``dense`` from the masked cotangent: two products and the
-    column sums; a batch of more than one axis is one matrix of rows for the products."""
+    column sums."""
     if relu:
         g = relu_grad(g, out)
-    rows_g = g.reshape(-1, g.shape[-1])
-    return (g @ kernel.T if needs[0] else None,
-            inputs.reshape(-1, inputs.shape[-1]).T @ rows_g if needs[1] else None,
-            column_sums(rows_g) if needs[2] else None)
+    if g.ndim != 2:  # a batch of more than one axis: one matrix of rows for the products
+        return (g @ kernel.T if needs[0] else None,
+                *dense_array_vjp(g.reshape(-1, g.shape[-1]), None, (False, *needs[1:]),
+                                 inputs.reshape(-1, inputs.shape[-1]), kernel, bias, False)[1:])
+    return (g @ kernel.T if needs[0] else None, inputs.T @ g if needs[1] else None,
+            column_sums(g) if needs[2] else None)
 
 
 def _label_positions(x, labels, classes_first):
@@ -103,9 +117,11 @@ def _label_positions(x, labels, classes_first):
     column) pair of arrays, an ``intp`` one (NumPy's own index type) faster again, and the row
     starts are kept per batch shape."""
     rows, depth = labels.size, x.shape[0 if classes_first else -1]
-    starts = _keep(("starts", rows, depth, classes_first), lambda: np.arange(
-        0, rows if classes_first else rows * depth, 1 if classes_first else depth,
-        dtype=np.intp))
+    key = ("starts", rows, depth, classes_first)
+    starts = _kept.get(key)
+    if starts is None:
+        starts = _keep(key, np.arange(0, rows if classes_first else rows * depth,
+                                      1 if classes_first else depth, dtype=np.intp))
     positions = labels.reshape(-1).astype(np.intp)  # (any integer dtype, uint64 too)
     if classes_first:
         positions *= rows

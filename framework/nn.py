@@ -229,14 +229,10 @@ def _bias_add_relu_array_vjp(g, out, needs, value, bias):
     return _bias_array_vjp(_relu_grad_array(g, out), out, needs, value, bias)
 
 
-def _bias_add_relu_host_vjp(g, out, needs, value, bias):
-    return host.bias_add_array_vjp(host.relu_grad(g, out), out, needs, value, bias)
-
-
 @primitive(lambda g, out, value, bias: _relu_grad(g, out),
            lambda g, out, value, bias: _bias_vjp(_relu_grad(g, out), out, value, bias),
            array_vjp=_bias_add_relu_array_vjp, host_forward=host.bias_add_relu,
-           host_array_vjp=_bias_add_relu_host_vjp, same_dtype=True)
+           host_array_vjp=host.bias_add_relu_array_vjp, same_dtype=True)
 def _bias_add_relu(value, bias):
     if backend.is_device_array(value) and kernels.fits(value, bias):
         return kernels.bias_add_relu(value, bias)
@@ -259,7 +255,8 @@ def dense(inputs, kernel, bias, relu=False):
     if not x.dtype == w.dtype == b.dtype:
         raise TypeError(f"dense: inputs, kernel and bias must have one dtype, got "
                         f"{x.dtype.name}, {w.dtype.name} and {b.dtype.name}")
-    return _dense.run((inputs, kernel, bias), (x, w, b), _RELU if relu else _LINEAR)
+    run = _dense.run_on_host if x.__class__ is np.ndarray else _dense.run
+    return run((inputs, kernel, bias), (x, w, b), _RELU if relu else _LINEAR)
 
 
 _RELU, _LINEAR, _NO_PARAMS = {"relu": True}, {"relu": False}, {}  # shared (never mutated)
@@ -315,7 +312,8 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
         bad = ids[(ids < 0) | (ids >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
-    return _sparse_xent.run((labels, logits), (ids, values), _NO_PARAMS)
+    run = _sparse_xent.run_on_host if on_host else _sparse_xent.run
+    return run((labels, logits), (ids, values), _NO_PARAMS)
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}

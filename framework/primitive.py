@@ -31,15 +31,17 @@ from .tensor import Tensor, convert_to_tensor, scalar_like
 
 
 class Primitive:
-    """What the tape keeps of an op: its name, its VJP table (None: not differentiable) and
-    its first-order VJP on arrays, if it has one."""
+    """What the tape keeps of an op: its name, its VJP table (None: not differentiable), its
+    first-order VJP on arrays, if it has one, and that VJP's host form (``host_array_vjp``:
+    the same one unless host tuning registered another, see ``define``)."""
 
-    __slots__ = ("name", "vjps", "array_vjp")
+    __slots__ = ("name", "vjps", "array_vjp", "host_array_vjp")
 
-    def __init__(self, name, vjps, array_vjp=None):
+    def __init__(self, name, vjps, array_vjp=None, host_array_vjp=None):
         self.name = name
         self.vjps = vjps
         self.array_vjp = array_vjp
+        self.host_array_vjp = host_array_vjp or array_vjp
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -60,18 +62,18 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
     skips the conversions for a wrapper that has done them.
 
     ``host_forward`` and ``host_array_vjp`` register host tuning (``framework.host``): forms
-    that run in place of ``forward`` and ``array_vjp`` when the first array is a NumPy array,
-    with the same numbers. The definitions stay what every other array runs, and what the
-    tests hold the host forms equal to (``op.forward``, ``op.primitive.array_vjp``, each with
-    its ``definition`` and ``on_host``).
+    that run in place of ``forward`` and ``array_vjp`` on NumPy arrays, with the same numbers
+    (the tape picks the VJP by the cotangent's class; ``op.run_on_host`` is ``run`` for a
+    wrapper that knows its arrays are NumPy's). The definitions stay what every other array
+    runs, and what the tests hold the host forms equal to (``op.forward`` beside
+    ``op.host_forward``, ``primitive.array_vjp`` beside ``primitive.host_array_vjp``).
     """
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
+    prim = Primitive(name, table, array_vjp, host_array_vjp)
+    definition = forward
     if host_forward is not None:
-        forward = _prefer_host(forward, host_forward)
-    if host_array_vjp is not None:
-        array_vjp = _prefer_host(array_vjp, host_array_vjp)
-    prim = Primitive(name, table, array_vjp)
+        forward = _prefer_host(definition, host_forward)
 
     def unary(x, **params):
         try:
@@ -114,27 +116,31 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
             values = [a._value for a in args]
         return run(args, values, params)
 
-    def run(args, values, params):
-        """The op on tensors ``args`` (a tuple) whose arrays are ``values``: for a wrapper that
-        has converted and checked its arguments already."""
-        try:
-            out = forward(*values, **params)
-        except Exception as e:
-            raise _op_error(name, args, e) from e
-        if saves:
-            out, saved = out
-        t = _new(Tensor)
-        t._value = out
-        if state.recording:
-            record(prim, args, t, dict(params, saved=saved) if saves else params, values)
-        return t
+    def runner(forward):
+        def run(args, values, params):
+            """The op on tensors ``args`` (a tuple) whose arrays are ``values``: for a wrapper
+            that has converted and checked its arguments already."""
+            try:
+                out = forward(*values, **params)
+            except Exception as e:
+                raise _op_error(name, args, e) from e
+            if saves:
+                out, saved = out
+            t = _new(Tensor)
+            t._value = out
+            if state.recording:
+                record(prim, args, t, dict(params, saved=saved) if saves else params, values)
+            return t
+        return run
 
+    run = runner(forward)
     op = unary if arity == 1 and not saves else binary if arity == 2 and not saves else variadic
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = getattr(forward, "definition", forward).__doc__
+    op.__doc__ = definition.__doc__
     op.primitive = prim
-    op.forward = forward
+    op.forward, op.host_forward = definition, host_forward or definition
     op.run = run
+    op.run_on_host = run if host_forward is None else runner(host_forward)
     return op
 
 
@@ -144,7 +150,6 @@ def _prefer_host(definition, on_host):
         if first.__class__ is _ndarray:
             return on_host(first, *rest, **params)
         return definition(first, *rest, **params)
-    either.definition, either.on_host = definition, on_host
     return either
 
 

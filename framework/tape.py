@@ -12,6 +12,8 @@ import math
 import warnings
 from contextlib import contextmanager
 
+import numpy as np
+
 from . import backend, nest
 from .context import state
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
@@ -20,6 +22,7 @@ from .tensor import Tensor, wrap
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
 
 __all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
+_ndarray = np.ndarray
 
 
 class GradientTape(Recorder):
@@ -226,7 +229,8 @@ class GradientTape(Recorder):
             prim, args = r.op, r.inputs
             if on_arrays and prim.array_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
-                pulled = prim.array_vjp(g, out._value, needs, *r.arrays, **r.params)
+                vjp = prim.host_array_vjp if g.__class__ is _ndarray else prim.array_vjp
+                pulled = vjp(g, out._value, needs, *r.arrays, **r.params)
             else:
                 pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
             for a, ga in zip(args, pulled):

@@ -375,19 +375,19 @@ def test_vectorized_jacobian_matches_gradient_rows(name, f, ref, args, backend):
 
 
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_raw_first_order_vjps_equal_the_tensor_vjps(name, f, ref, args, backend):
-    """A gradient no tape records runs the raw VJPs; under an outer tape, the tensor VJPs."""
+def test_array_vjps_equal_the_tensor_vjps(name, f, ref, args, backend):
+    """A gradient no tape records runs the array VJPs; under an outer tape, the tensor VJPs."""
     tape, y, sources = _recorded(f, args)
     cotangent = fw.constant(_rng.standard_normal(y.shape))
-    raw = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
+    on_arrays = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
     with fw.GradientTape():  # recording the backward pass: the tensor VJPs
         tensor = tape.gradient(y, sources, cotangent, unconnected_gradients="zero")
-    for r, t, x in zip(raw, tensor, sources):
+    for r, t, x in zip(on_arrays, tensor, sources):
         assert r.shape == t.shape == x.shape and r.dtype == t.dtype == x.dtype
         np.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
 
 
-RAW_VJP_CASES = [
+ARRAY_VJP_CASES = [
     ("add", fw.add, [X34, normal(4)]), ("subtract", fw.subtract, [X34, normal(4)]),
     ("multiply", fw.multiply, [X34, normal(3, 1)]), ("negative", fw.negative, [X34]),
     ("square", fw.square, [X34]), ("matmul", fw.matmul, [normal(3, 4), normal(4, 5)]),
@@ -402,10 +402,11 @@ RAW_VJP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, f, args", RAW_VJP_CASES, ids=[c[0] for c in RAW_VJP_CASES])
-def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
+@pytest.mark.parametrize("name, f, args", ARRAY_VJP_CASES, ids=[c[0] for c in ARRAY_VJP_CASES])
+def test_array_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
     """``needs`` says which arguments the walk wants: the others get None (no wasted work, and
-    no gradient collected for a constant), the wanted ones their tensor VJP's value."""
+    no gradient collected for a constant), the wanted ones their tensor VJP's value; so does
+    the host form, where host tuning registered one."""
     xs = _tensors(args)
     with fw.GradientTape() as tape:
         tape.watch([x for x in xs if x.dtype == fw.float64])
@@ -414,10 +415,10 @@ def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
     prim, inputs, out, params = r.op, r.inputs, r.output, r.params
     assert prim.array_vjp is not None
     g = fw.constant(_rng.standard_normal(out.shape))
-    # A raw VJP writes into none of what it is given: a persistent tape shares the cotangents
-    # between gradient() calls, and the record's arrays serve every later pass.
-    arrays = [g._value, out._value] + [a._value for a in inputs] + [
-        v for saved in params.get("saved") or () for v in [saved]]
+    # An array VJP writes into none of what it is given: a persistent tape shares the
+    # cotangents between gradient() calls, and the record's arrays serve every later pass.
+    arrays = [g._value, out._value] + [a._value for a in inputs] + list(
+        params.get("saved") or ())
     for array in arrays:
         if isinstance(array, np.ndarray):
             array.flags.writeable = False
@@ -425,11 +426,13 @@ def test_raw_vjps_compute_just_the_gradients_asked_for(name, f, args, backend):
         if vjp is None:
             continue
         needs = tuple(i == k for i in range(len(inputs)))
-        grads = prim.array_vjp(g._value, out._value, needs, *[a._value for a in inputs], **params)
-        assert [i for i, r in enumerate(grads) if r is not None] == [k]
         expected = vjp(g, out, *inputs, **params)
-        np.testing.assert_allclose(fw.constant(grads[k]).numpy(), expected.numpy(), rtol=1e-12,
-                                   atol=1e-12)
+        on_host = isinstance(g._value, np.ndarray)  # (the host form takes NumPy arrays only)
+        for array_vjp in {prim.array_vjp, prim.host_array_vjp if on_host else prim.array_vjp}:
+            grads = array_vjp(g._value, out._value, needs, *[a._value for a in inputs], **params)
+            assert [i for i, r in enumerate(grads) if r is not None] == [k]
+            np.testing.assert_allclose(fw.constant(grads[k]).numpy(), expected.numpy(),
+                                       rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)

@@ -199,11 +199,14 @@ def _parameters(factory: Callable) -> list[tuple[str, inspect.Parameter]]:
 def construct(factory: Callable, settings: dict[str, Any], key: str, source: Source,
               what: str) -> Any:
     """``factory(**settings)``, its ValueError or TypeError as one line naming the key: the
-    setting the message names, else the table's."""
+    setting the message names (or whose text value it quotes), else the table's."""
     try:
         return factory(**settings)
     except (TypeError, ValueError) as error:
+        message = str(error)
         culprit = next((name for name in sorted(settings, key=len, reverse=True)
-                        if re.search(rf"\b{name}\b", str(error))), None)
+                        if re.search(rf"\b{name}\b", message)), None) or next(
+            (name for name, value in settings.items()
+             if isinstance(value, str) and repr(value) in message), None)
         raise source.error(join_key(key, culprit) if culprit else key,
                            f"{what} rejects this: {error}") from None

@@ -139,3 +139,31 @@ def test_a_registered_class_refuses_through_its_own_checks(tmp_path, scratch_reg
     path = write(tmp_path, USER_CONFIG.replace("scale = 0.5", "scale = -1.0"))
     with pytest.raises(ConfigError, match=r"model.layers\[2\].scale: layer type 'scaled_dense'"):
         load_config(path)
+
+
+MLP_CONFIG = """
+epochs = 1
+batch_size = 16
+
+[data]
+name = "iris"
+
+[[model.layers]]
+type = "mlp"
+hidden_units = [8]
+output_units = 3
+
+[loss]
+name = "sparse_categorical_crossentropy"
+
+[[optimizers]]
+layers = ["mlp1"]
+type = "adam"
+"""
+
+
+def test_any_layer_type_with_variables_joins_an_optimizer_group(tmp_path):
+    config, source = load_config(write(tmp_path, MLP_CONFIG))
+    assert config["loss"]["from_logits"] is True  # the MLP's output_activation is unset
+    training = build_training(config, load_dataset(config["data"], 0), source)
+    assert len(training.groups[0].variables) == 4  # both Dense layers inside the MLP

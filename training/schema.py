@@ -155,8 +155,14 @@ def _loss(value: Any, specs: list[dict[str, Any]], source: Source) -> dict[str, 
     fields = constructor_fields(losses.lookup(name), skip=("y_true", "y_pred"))
     if "from_logits" in fields:
         # Logits, unless the last layer that takes an activation squashes them.
-        last = next((spec.get("activation", "linear") for spec in reversed(specs)
-                     if "activation" in _layer_fields(layers.LAYERS.lookup(spec["type"]))),
-                    "linear")
+        last = next((spec.get(key) or "linear" for spec in reversed(specs)
+                     for key in [_output_activation(spec)] if key), "linear")
         fields["from_logits"] = boolean(ACTIVATIONS.lookup(last) is ACTIVATIONS.lookup("linear"))
     return {"name": name, **check_fields(table, fields, "loss", source, ("name",))}
+
+
+def _output_activation(spec: dict[str, Any]) -> str | None:
+    """The key of a layer table that sets the activation of the layer's outputs (an MLP's
+    ``output_activation``, a Dense's ``activation``), or None if it takes none."""
+    fields = _layer_fields(layers.LAYERS.lookup(spec["type"]))
+    return next((key for key in ("output_activation", "activation") if key in fields), None)

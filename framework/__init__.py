@@ -7,6 +7,8 @@ recorded), ``ops`` and ``nn`` (every op, forward and VJP side by side), ``tape``
 (Keras's loss functions).
 """
 from . import backend, distributed, losses, nn, random, test
+from .clip import clip_by_global_norm, clip_by_norm
+from .indexed_slices import IndexedSlices
 from .backend import get_backend, set_backend, to_device as _to_device_array
 from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
@@ -24,6 +26,7 @@ def to_device(tensor, device):
 
 
 __all__ = sorted(set(_ops_all) | {
+    "IndexedSlices", "clip_by_global_norm", "clip_by_norm",
     "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",

@@ -6,7 +6,7 @@ recorded), ``ops`` and ``nn`` (every op, forward and VJP side by side), ``tape``
 (data-parallel training over MPI; mpi4py is imported only when launched under MPI), ``losses``
 (Keras's loss functions).
 """
-from . import backend, data, distributed, losses, nn, random, test
+from . import backend, data, distributed, losses, nn, random, test, train
 from .clip import clip_by_global_norm, clip_by_norm
 from .indexed_slices import IndexedSlices
 from .backend import get_backend, set_backend, to_device as _to_device_array
@@ -26,7 +26,7 @@ def to_device(tensor, device):
 
 
 __all__ = sorted(set(_ops_all) | {
-    "IndexedSlices", "clip_by_global_norm", "clip_by_norm", "data",
+    "IndexedSlices", "clip_by_global_norm", "clip_by_norm", "data", "train",
     "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",

@@ -45,7 +45,8 @@ def test_embedding_lookup_flattens_ids_of_any_shape():
     v = _table()
     ids = [[0, 5], [2, 2]]
     with fw.GradientTape() as tape:
-        y = fw.reduce_sum(fw.nn.embedding_lookup(v, ids) * fw.constant(np.arange(16.0, dtype=np.float32).reshape(2, 2, 4)))
+        weights = fw.constant(np.arange(16.0, dtype=np.float32).reshape(2, 2, 4))
+        y = fw.reduce_sum(fw.nn.embedding_lookup(v, ids) * weights)
     g = tape.gradient(y, v)
     assert isinstance(g, fw.IndexedSlices) and g.values.shape == (4, 4)
     assert g.indices.numpy().tolist() == [0, 5, 2, 2]

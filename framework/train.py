@@ -29,7 +29,8 @@ from . import backend, checkpoint_file
 from .checkpoint_file import CheckpointError
 from .tensor import Variable, wrap
 
-__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "latest_checkpoint"]
+__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "latest_checkpoint",
+           "restore_exactly"]
 
 _STATE_FILE = "checkpoint"
 _JSON_LEAVES = (str, int, float, bool, type(None))
@@ -89,7 +90,7 @@ class Checkpoint:
             return LoadStatus([], [])
         return self._load(save_path, with_counter=True)
 
-    def _load(self, save_path, with_counter):
+    def _load(self, save_path, with_counter, exact=False):
         save_path = os.fspath(save_path)
         if os.path.isdir(save_path):
             raise CheckpointError(f"{save_path} is a directory, not a checkpoint; use "
@@ -98,10 +99,22 @@ class Checkpoint:
         graph = _Graph(self._objects)
         plan = _Restore(save_path, arrays, header)
         plan.match(graph)
+        if exact and (plan.unused or plan.unmatched):
+            raise CheckpointError(f"{save_path}: does not fit the objects restored into it: "
+                                  f"values no object takes: {sorted(plan.unused) or 'none'}; "
+                                  f"objects with no value: {plan.unmatched or 'none'} "
+                                  f"(nothing was restored)")
         plan.apply()
         if with_counter:
             self.save_counter.assign(int(header.get("save_counter", 0)))
         return LoadStatus(sorted(plan.unused), plan.unmatched)
+
+
+def restore_exactly(save_path, **objects):
+    """Restore ``objects`` from ``save_path`` only if every value in the file finds an object
+    and every object a value; else one ``CheckpointError`` and nothing restored (what a
+    weights file needs, where TensorFlow's ``restore`` would match partially)."""
+    Checkpoint(**objects)._load(save_path, with_counter=False, exact=True)
 
 
 class LoadStatus:

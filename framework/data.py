@@ -133,18 +133,20 @@ class Dataset:
                                                             data))
 
     @staticmethod
-    def range(*args, dtype=np.int64, name=None):
+    def range(*args, output_type=np.int64, name=None):
         """``range(stop)``, ``range(start, stop[, step])``: int64 scalars, as TensorFlow's."""
         r = range(*(_count(a, "range argument") for a in args))
-        dtype = np.dtype(dtype)
+        dtype = np.dtype(output_type)
         return Dataset(lambda: map(dtype.type, r), len(r), TensorSpec((), dtype))
 
     @staticmethod
-    def zip(*datasets, name=None):
+    def zip(*args, datasets=None, name=None):
         """Elements of the datasets side by side (a tuple, or the structure given), as long
         as the shortest."""
-        structure = datasets[0] if len(datasets) == 1 and not isinstance(datasets[0],
-                                                                         Dataset) else datasets
+        if datasets is not None and args:
+            raise TypeError("zip: give the datasets as arguments or as datasets=, not both")
+        structure = datasets if datasets is not None else args[0] if len(args) == 1 and not \
+            isinstance(args[0], Dataset) else args
         flat = nest.flatten(structure)
         for d in flat:
             if not isinstance(d, Dataset):

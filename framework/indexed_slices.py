@@ -49,8 +49,8 @@ class IndexedSlices:
 
     @property
     def dense_shape(self):
-        """The dense tensor's shape, as an int64 tensor (TensorFlow's form)."""
-        return wrap(np.asarray(self._dense_shape, np.int64))
+        """The dense tensor's shape, as an int32 tensor (as TensorFlow's gather gradient)."""
+        return wrap(np.asarray(self._dense_shape, np.int32))
 
     @property
     def shape(self):

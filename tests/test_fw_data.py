@@ -108,3 +108,21 @@ def test_shuffle_draws_from_a_given_generator_as_a_permutation():
         5)).batch(4).as_numpy_iterator()]
     order = np.random.default_rng(5).permutation(10)
     assert got == [x[order[i:i + 4]].tolist() for i in range(0, 10, 4)]
+
+
+def test_runner_batches_are_the_old_permutation_batches():
+    """The runner's batches go through fw.data and stay bit-identical to indexing by one
+    ``rng.permutation`` per epoch, leaving the generator in the same state (resume)."""
+    from training.data import iterate_batches
+    x = np.random.default_rng(1).standard_normal((23, 3)).astype(np.float32)
+    y = np.arange(23)
+    rng, old = np.random.default_rng(4), np.random.default_rng(4)
+    for _ in range(2):  # two epochs
+        order = old.permutation(23)
+        got = list(iterate_batches(x, y, 5, rng))
+        assert len(got) == 5 and isinstance(got[0][0], np.ndarray)
+        for k, (xb, yb) in enumerate(got):
+            np.testing.assert_array_equal(xb, x[order[k * 5:(k + 1) * 5]])
+            np.testing.assert_array_equal(yb, y[order[k * 5:(k + 1) * 5]])
+    assert rng.bit_generator.state == old.bit_generator.state
+    assert list(iterate_batches(x[:0], y[:0], 5, rng)) == []

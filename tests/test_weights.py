@@ -25,15 +25,15 @@ class Subclassed(layers.Model):
 
     def __init__(self):
         super().__init__()
-        self.hidden = layers.Dense(5, activation="tanh")
-        self.blocks = [layers.Dense(5, activation="relu"), layers.Dense(4)]
+        self.hidden = layers.Dense(5, activation="tanh")  # (assignment order matters: the
+        self.blocks = [layers.Dense(units, activation=activation)  # ``layers`` list numbers
+                       for units, activation in ((5, "relu"), (4, None))]  # Keras's names)
         self.out = layers.Dense(2)
 
     def call(self, x):
-        x = self.hidden(x)
-        for block in self.blocks:
-            x = block(x)
-        return self.out(x)
+        for layer in [self.hidden, *self.blocks, self.out]:
+            x = layer(x)
+        return x
 
 
 def _sequential():

@@ -4,7 +4,9 @@ The pieces, bottom up: ``tensor`` (Tensor, Variable), ``primitive`` (how an op r
 recorded), ``ops`` and ``nn`` (every op, forward and VJP side by side), ``tape``
 (GradientTape and the backward walk), ``backend`` (NumPy or CuPy), ``distributed``
 (data-parallel training over MPI; mpi4py is imported only when launched under MPI), ``losses``
-(Keras's loss functions).
+(Keras's loss functions), ``indexed_slices`` and ``clip`` (sparse gradients, clipping by norm),
+``data`` (input pipelines, tf.data's), ``train`` (checkpoints, tf.train's, over one atomic file
+format in ``checkpoint_file``).
 """
 from . import backend, data, distributed, losses, nn, random, test, train
 from .clip import clip_by_global_norm, clip_by_norm

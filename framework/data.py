@@ -238,7 +238,8 @@ class Dataset:
         if self._rows is not None:  # rows by one index array per batch
             n, take = self._rows()
             stop = n - n % size if drop_remainder else n
-            return (take(slice(i, min(i + size, stop))) for i in range(0, stop, size))
+            # (index arrays, not slices: a batch is a copy, never a view of the source)
+            return (take(np.arange(i, min(i + size, stop))) for i in range(0, stop, size))
         return self._stacked(size, drop_remainder)
 
     def _stacked(self, size, drop_remainder):

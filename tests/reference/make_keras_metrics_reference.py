@@ -98,7 +98,7 @@ METRICS = {
     "recall_thresholds": ("Recall", {"thresholds": [0.25, 0.5, 0.75]},
                           [("binary_true", "binary_pred", "weights8"),
                            ("multilabel_true", "multilabel_pred", None)]),
-    "recall_top_k_class_id": ("Recall", {"top_k": 1, "class_id": 2},
+    "recall_top_k_class_id": ("Recall", {"top_k": 2, "class_id": 0},
                               [("multilabel_true", "multilabel_pred", None)]),
     "auc": ("AUC", {}, [("binary_true", "binary_pred", None),
                         ("binary_true", "binary_pred2", "weights8"),
@@ -193,7 +193,7 @@ CLASSES = {
     "SparseCategoricalCrossentropy_logits": ("SparseCategoricalCrossentropy",
                                              {"from_logits": True}, "labels", "logits"),
 }
-REDUCTIONS = ["sum_over_batch_size", "sum", "mean", "none", None]
+REDUCTIONS = ["sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None]
 
 
 def loss_cases(data):
@@ -211,7 +211,7 @@ def loss_cases(data):
         classes[name] = {"class": cls, "kwargs": kwargs, "y_true": t, "y_pred": p,
                          "config": getattr(keras.losses, cls)(**kwargs).get_config(),
                          "results": by_reduction}
-    return {"functions": functions, "function_args": {n: [t, p, kw] for n, (_, t, p, kw)
+    return {"functions": functions, "function_args": {n: [fn, t, p, kw] for n, (fn, t, p, kw)
                                                       in FUNCTIONS.items()},
             "classes": classes}
 

@@ -175,3 +175,56 @@ def test_device_arrays_give_the_host_numbers(device_backend, name):
     assert all(v.device == "gpu" for v in metric.variables)
     for got, expected in zip(results, case["results"], strict=True):
         np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
+
+
+RUN = """
+seed = 3
+epochs = 1
+batch_size = 32
+metrics = {metrics}
+
+[data]
+name = "moons"
+n_samples = 200
+
+[[model.layers]]
+type = "dense"
+units = 8
+activation = "relu"
+
+[[model.layers]]
+type = "dense"
+units = 1
+
+[loss]
+name = "binary_crossentropy"
+
+[optimizer]
+type = "adam"
+learning_rate = 0.01
+"""
+
+
+def test_the_runner_builds_its_metrics_from_the_registry(tmp_path):
+    """Any metric of labels and predictions that METRICS names is usable from a config; the
+    AUC gets the loss's from_logits, so it ranks the logits rather than clipping them."""
+    from training.cli import main
+    config = tmp_path / "run.toml"
+    config.write_text(RUN.format(metrics='["accuracy", "AUC", "precision", "recall"]'))
+    assert main([str(config), "--no-progress", "--output", str(tmp_path / "run")]) == 0
+    record = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert {"accuracy", "AUC", "precision", "recall", "test_AUC"} <= set(record)
+    assert 0.5 < record["test_AUC"] <= 1.0 and 0.0 <= record["test_precision"] <= 1.0
+
+
+@pytest.mark.parametrize("metrics, message", [
+    ('["mean"]', "'mean' does not compare labels with predictions"),
+    ('["rmse"]', r"metrics\[0\]: expected one of"),
+    ('["root_mean_squared_error"]', "measures distances to numeric targets"),
+])
+def test_the_runner_refuses_metrics_it_cannot_feed(tmp_path, capsys, metrics, message):
+    from training.cli import main
+    config = tmp_path / "run.toml"
+    config.write_text(RUN.format(metrics=metrics))
+    assert main([str(config), "--no-progress", "--output", str(tmp_path / "run")]) != 0
+    assert re.search(message, capsys.readouterr().err)

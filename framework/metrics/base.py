@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import as_dtype
 from ..registry import Registry, snake_case
-from ..tensor import Tensor, Variable, wrap
+from ..tensor import Tensor, Variable, mark_updated, wrap
 
 METRICS = Registry("metric")
 
@@ -103,11 +103,21 @@ class Metric:
         return f"<{type(self).__name__} name={self.name}>"
 
 
-def add_to(variable, delta):
-    """``variable += delta`` for a raw ``delta`` from either device."""
-    if backend.is_device_array(delta) != backend.is_device_array(variable._value):
-        delta = backend.to_device(delta, variable.device)
-    variable.assign_add(delta)
+def add_to(*pairs):
+    """``variable += delta`` for each ``(variable, delta)`` pair, a raw ``delta`` from either
+    device: all checked first, then added in place and marked updated at once (as an
+    optimizer's step), since the runner updates its metrics after every training step."""
+    checked = []
+    for variable, delta in pairs:
+        if backend.is_device_array(delta) != backend.is_device_array(variable._value):
+            delta = backend.to_device(delta, variable.device)
+        if delta.shape not in ((), variable.shape):
+            raise ValueError(f"cannot add a value of shape {delta.shape} to metric variable "
+                             f"'{variable.name}' of shape {variable.shape}")
+        checked.append((variable, delta))
+    for variable, delta in checked:
+        variable._value += delta
+    mark_updated([variable for variable, _ in checked])
 
 
 def divide_no_nan(a, b):
@@ -150,7 +160,7 @@ class Sum(Metric):
 
     def update_state(self, values, sample_weight=None):
         values, _ = reduce_to_samplewise(*arrays(values, sample_weight), "sum", self._dtype)
-        add_to(self.total, values.sum())
+        add_to((self.total, values.sum()))
 
     def result(self):
         return wrap(self.total._value.copy())
@@ -172,12 +182,11 @@ class Mean(Metric):
 
     def _add_values(self, values, sample_weight):
         values, sample_weight = reduce_to_samplewise(values, sample_weight, "mean", self._dtype)
-        add_to(self.total, values.sum())
         if sample_weight is not None:
             count = sample_weight.sum()
         else:
             count = self._dtype.type(values.shape[0] if values.ndim else 1)
-        add_to(self.count, count)
+        add_to((self.total, values.sum()), (self.count, count))
 
     def result(self):
         return wrap(divide_no_nan(self.total._value, self.count._value))

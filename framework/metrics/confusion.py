@@ -124,8 +124,7 @@ class _ThresholdMetric(Metric):
             counts = _counts_by_comparison(y_true, y_pred, weights, self.thresholds, xp)
         counts = dict(zip(("true_positives", "false_positives", "true_negatives",
                            "false_negatives"), counts))
-        for kind in self._kinds:
-            add_to(getattr(self, kind), counts[kind])
+        add_to(*((getattr(self, kind), counts[kind]) for kind in self._kinds))
 
     def result(self):
         tp, other = (getattr(self, kind)._value for kind in self._kinds)
@@ -206,8 +205,7 @@ class AUC(Metric):
             counts = _counts_by_bucket(y_true, y_pred, weights, self.num_thresholds, True, xp)
         else:
             counts = _counts_by_comparison(y_true, y_pred, weights, self._thresholds, xp)
-        for variable, count in zip(self.variables, counts, strict=True):
-            add_to(variable, count)
+        add_to(*zip(self.variables, counts, strict=True))
 
     def result(self):
         tp, fp, tn, fn = (v._value for v in self.variables)

@@ -228,3 +228,16 @@ def test_the_runner_refuses_metrics_it_cannot_feed(tmp_path, capsys, metrics, me
     config.write_text(RUN.format(metrics=metrics))
     assert main([str(config), "--no-progress", "--output", str(tmp_path / "run")]) != 0
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("fn, kwargs", [(fw.losses.mean_absolute_error, {}),
+                                        (M.binary_accuracy, {"threshold": 0.3}),
+                                        (fw.losses.huber, {"delta": 0.5})])
+def test_mean_metric_wrapper_round_trips_its_function(fn, kwargs):
+    metric = M.MeanMetricWrapper(fn, **kwargs)
+    again = M.deserialize(M.serialize(metric))
+    assert again._fn is fn and again.get_config() == metric.get_config()
+    y_true, y_pred = [[0.0, 1.0], [1.0, 1.0]], [[0.2, 0.6], [0.9, 0.1]]
+    assert float(again(y_true, y_pred)) == float(metric(y_true, y_pred))
+    with pytest.raises(ValueError, match="needs a function, but 'Huber' names the class"):
+        M.MeanMetricWrapper.from_config({"fn": "Huber"})

@@ -142,7 +142,8 @@ class CosineSimilarity(LossFunctionWrapper):
 
 
 class _Crossentropy(LossFunctionWrapper):
-    """Binary and categorical cross-entropy: ``from_logits``, ``label_smoothing``, ``axis``."""
+    """Binary and categorical cross-entropy: ``from_logits``, ``label_smoothing``, ``axis``;
+    the default name is the class's snake_case name (``"binary_crossentropy"``)."""
 
     _fn = None
 
@@ -159,20 +160,12 @@ class BinaryCrossentropy(_Crossentropy):
 
     _fn = staticmethod(F.binary_crossentropy)
 
-    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
-                 reduction="sum_over_batch_size", name="binary_crossentropy", dtype=None):
-        super().__init__(from_logits, label_smoothing, axis, reduction, name, dtype)
-
 
 @_register
 class CategoricalCrossentropy(_Crossentropy):
     """The batch's reduction of ``categorical_crossentropy`` (one-hot or soft labels)."""
 
     _fn = staticmethod(F.categorical_crossentropy)
-
-    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1,
-                 reduction="sum_over_batch_size", name="categorical_crossentropy", dtype=None):
-        super().__init__(from_logits, label_smoothing, axis, reduction, name, dtype)
 
 
 @_register

@@ -9,6 +9,7 @@ accumulate their mean. Keras's quirks kept: ``binary_accuracy`` uses a strict
 import numpy as np
 
 from .. import backend
+from ..registry import snake_case
 from ..tensor import wrap
 from .base import METRICS, MeanMetricWrapper, arrays, same_rank
 
@@ -108,13 +109,15 @@ sparse_top_k_categorical_accuracy = _values(_sparse_top_k_categorical_accuracy)
 
 
 class _Wrapped(MeanMetricWrapper):
-    """A MeanMetricWrapper whose function is fixed by the class; config: name, dtype and the
-    class's own settings."""
+    """A MeanMetricWrapper whose function is fixed by the class (``_raw``), named by default
+    by the class's snake_case name; ``settings`` are a subclass's own (``threshold``, ``k``).
+    Config: name, dtype and the settings."""
 
     _raw = None
 
-    def __init__(self, name, dtype, **kwargs):
-        super().__init__(type(self)._raw, name=name, dtype=dtype, **kwargs)
+    def __init__(self, name=None, dtype=None, **settings):
+        super().__init__(type(self)._raw, name=name or snake_case(type(self).__name__),
+                         dtype=dtype, **settings)
 
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype, **self._fn_kwargs}
@@ -124,9 +127,6 @@ class _Wrapped(MeanMetricWrapper):
 class Accuracy(_Wrapped):
     """How often y_pred equals y_true exactly."""
     _raw = staticmethod(_accuracy)
-
-    def __init__(self, name="accuracy", dtype=None):
-        super().__init__(name, dtype)
 
 
 @METRICS.register
@@ -144,37 +144,31 @@ class CategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is one-hot y_true's."""
     _raw = staticmethod(_categorical_accuracy)
 
-    def __init__(self, name="categorical_accuracy", dtype=None):
-        super().__init__(name, dtype)
-
 
 @METRICS.register
 class SparseCategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is the integer label."""
     _raw = staticmethod(_sparse_categorical_accuracy)
 
-    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
-        super().__init__(name, dtype)
+
+class _TopK(_Wrapped):
+    """The top-k accuracies: ``k`` (default 5) comes first, as in Keras."""
+
+    def __init__(self, k=5, name=None, dtype=None):
+        super().__init__(name, dtype, k=k)
+        self.k = k
 
 
 @METRICS.register
-class TopKCategoricalAccuracy(_Wrapped):
+class TopKCategoricalAccuracy(_TopK):
     """How often one-hot y_true's class is among y_pred's ``k`` highest scores."""
     _raw = staticmethod(_top_k_categorical_accuracy)
 
-    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
-        super().__init__(name, dtype, k=k)
-        self.k = k
-
 
 @METRICS.register
-class SparseTopKCategoricalAccuracy(_Wrapped):
+class SparseTopKCategoricalAccuracy(_TopK):
     """How often the integer label is among y_pred's ``k`` highest scores."""
     _raw = staticmethod(_sparse_top_k_categorical_accuracy)
-
-    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
-        super().__init__(name, dtype, k=k)
-        self.k = k
 
 
 @METRICS.register(aliases=("mse", "MSE"))
@@ -182,26 +176,17 @@ class MeanSquaredError(_Wrapped):
     """The mean over samples of the mean squared error over the last axis."""
     _raw = staticmethod(_mean_squared_error)
 
-    def __init__(self, name="mean_squared_error", dtype=None):
-        super().__init__(name, dtype)
-
 
 @METRICS.register(aliases=("mae", "MAE"))
 class MeanAbsoluteError(_Wrapped):
     """The mean over samples of the mean absolute error over the last axis."""
     _raw = staticmethod(_mean_absolute_error)
 
-    def __init__(self, name="mean_absolute_error", dtype=None):
-        super().__init__(name, dtype)
-
 
 @METRICS.register
 class RootMeanSquaredError(_Wrapped):
     """sqrt of the (weighted) mean squared error over every element seen."""
     _raw = staticmethod(_squared_error)
-
-    def __init__(self, name="root_mean_squared_error", dtype=None):
-        super().__init__(name, dtype)
 
     def result(self):
         mean = super().result()._value

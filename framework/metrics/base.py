@@ -212,3 +212,24 @@ class MeanMetricWrapper(Mean):
     def get_config(self):
         return {**super().get_config(), "fn": getattr(self._fn, "__name__", repr(self._fn)),
                 **self._fn_kwargs}
+
+    @classmethod
+    def from_config(cls, config):
+        """A config's ``fn`` names a loss function (``fw.losses``) or a metric function
+        (``fw.metrics.binary_accuracy``)."""
+        config = dict(config)
+        if isinstance(config.get("fn"), str):
+            config["fn"] = _function_named(config["fn"])
+        return cls(**config)
+
+
+def _function_named(name):
+    from .. import losses, metrics  # (the packages that hold the functions import this one)
+    found = getattr(metrics, name, None)
+    if callable(found) and not isinstance(found, type):
+        return found
+    found = losses.LOSSES.lookup(name)
+    if isinstance(found, type):
+        raise ValueError(f"MeanMetricWrapper needs a function, but {name!r} names the class "
+                         f"{found.__name__}")
+    return found

@@ -241,3 +241,32 @@ def test_mean_metric_wrapper_round_trips_its_function(fn, kwargs):
     assert float(again(y_true, y_pred)) == float(metric(y_true, y_pred))
     with pytest.raises(ValueError, match="needs a function, but 'Huber' names the class"):
         M.MeanMetricWrapper.from_config({"fn": "Huber"})
+
+
+class BinaryTruePositives(M.Metric):
+    """The subclass of Keras's Metric documentation, ported by renaming."""
+
+    def __init__(self, name="binary_true_positives", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.true_positives = self.add_variable(shape=(), initializer="zeros",
+                                                name="true_positives")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        values = fw.cast(fw.logical_and(fw.cast(y_true, "bool"), fw.cast(y_pred, "bool")),
+                         self.dtype)
+        if sample_weight is not None:
+            values = values * fw.cast(sample_weight, self.dtype)
+        self.true_positives.assign(self.true_positives + fw.reduce_sum(values))
+
+    def result(self):
+        return self.true_positives
+
+
+def test_a_user_metric_written_as_in_kerass_documentation():
+    metric = BinaryTruePositives()
+    metric.update_state([1, 1, 0, 1], [1, 0, 1, 1], sample_weight=[1.0, 1.0, 1.0, 0.5])
+    assert float(metric.result()) == 1.5 and metric.variables == [metric.true_positives]
+    metric.reset_state()
+    assert float(metric.result()) == 0.0
+    with pytest.raises(ValueError, match="aggregation must be 'sum'"):
+        metric.add_variable((), "zeros", aggregation="mean", name="x")

@@ -49,7 +49,7 @@ class Metric:
     """Keras's ``Metric``: ``update_state(...)`` accumulates, ``result()`` reads (a scalar
     float32 tensor), ``reset_state()`` starts again; calling the metric updates, then reads.
 
-    A subclass creates its state in ``__init__`` with ``add_variable(shape, name)`` and
+    A subclass creates its state in ``__init__`` with ``add_variable(shape, initializer, name=...)`` and
     defines ``update_state`` and ``result``.
     """
 
@@ -70,12 +70,32 @@ class Metric:
         """The state variables (non-trainable), in the order they were added."""
         return list(self._variables)
 
-    def add_variable(self, shape=(), name=None, dtype=None):
-        """A new state variable of zeros (Keras's ``add_variable``, zeros initializer)."""
-        variable = Variable(np.zeros(shape, as_dtype(dtype or self._dtype)), trainable=False,
-                            name=name)
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum",
+                     name=None):
+        """A new non-trainable state variable (Keras's ``add_variable``).
+
+        ``initializer``: ``"zeros"``, ``"ones"`` or a callable ``(shape, dtype)`` such as a
+        ``layers.initializers`` object. ``aggregation`` must be ``"sum"``: states from several
+        shards of the data combine by adding (see the module's docstring)."""
+        if aggregation != "sum":
+            raise ValueError(f"{type(self).__name__}.add_variable({name!r}): aggregation must "
+                             f"be 'sum' (metric states combine by adding), got {aggregation!r}")
+        dtype = as_dtype(dtype or self._dtype)
+        shape = tuple(shape)
+        if initializer in ("zeros", "ones"):
+            value = (np.zeros if initializer == "zeros" else np.ones)(shape, dtype)
+        elif callable(initializer):
+            value = initializer(shape=shape, dtype=dtype)
+        else:
+            raise ValueError(f"{type(self).__name__}.add_variable({name!r}): initializer must "
+                             f"be 'zeros', 'ones' or a callable, got {initializer!r}")
+        variable = Variable(value, trainable=False, name=name, dtype=dtype)
         self._variables.append(variable)
         return variable
+
+    def add_weight(self, shape=(), initializer="zeros", dtype=None, name=None):
+        """Keras's older name for ``add_variable``."""
+        return self.add_variable(shape, initializer, dtype=dtype, name=name)
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define update_state")
@@ -156,7 +176,7 @@ class Sum(Metric):
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable(name="total")
+        self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
         values, _ = reduce_to_samplewise(*arrays(values, sample_weight), "sum", self._dtype)
@@ -173,8 +193,8 @@ class Mean(Metric):
 
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable(name="total")
-        self.count = self.add_variable(name="count")
+        self.total = self.add_variable((), name="total")
+        self.count = self.add_variable((), name="count")
 
     def update_state(self, values, sample_weight=None):
         values, sample_weight = arrays(values, sample_weight)

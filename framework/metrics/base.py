@@ -49,8 +49,8 @@ class Metric:
     """Keras's ``Metric``: ``update_state(...)`` accumulates, ``result()`` reads (a scalar
     float32 tensor), ``reset_state()`` starts again; calling the metric updates, then reads.
 
-    A subclass creates its state in ``__init__`` with ``add_variable(shape, initializer, name=...)`` and
-    defines ``update_state`` and ``result``.
+    A subclass creates its state in ``__init__`` with ``add_variable(shape, initializer,
+    name=...)`` and defines ``update_state`` and ``result``.
     """
 
     def __init__(self, name=None, dtype=None):

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import backend, nest
 from .context import state
+from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .recording import Recorder
 from .tensor import Tensor, wrap
@@ -226,6 +227,8 @@ class GradientTape(Recorder):
             g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
+            if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
+                g = dense_cotangent(g, on_arrays)
             prim, args = r.op, r.inputs
             if on_arrays and prim.array_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
@@ -245,7 +248,8 @@ class GradientTape(Recorder):
         if remember:  # (off the tape meanwhile: a failed pass leaves no partial ones)
             self._memo = (targets, len(records), grads)
         if on_arrays:
-            return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
+            return [None if g is None else g if g.__class__ is IndexedSlices else wrap(g)
+                    for g in map(get, map(id, sources))]
         return [get(id(s)) for s in sources]
 
     def _relevant(self, sources, known):
@@ -325,6 +329,8 @@ def _pull(prim, g, out, args, params, reach, on_arrays=False):
 
 
 def _plus(a, b, on_arrays):
+    if a.__class__ is IndexedSlices or b.__class__ is IndexedSlices:
+        return add_cotangents(a, b, on_arrays)  # sparse + sparse stays sparse, else dense
     return a + b if on_arrays else add(a, b)
 
 

@@ -237,6 +237,8 @@ def convert_to_tensor(value, dtype=None):
             raise TypeError(f"tensor of dtype {value.dtype.name} where {as_dtype(dtype).name} "
                             f"was expected; use fw.cast to convert")
         return value
+    if hasattr(value, "__fw_tensor__"):  # IndexedSlices: its dense tensor
+        return value.__fw_tensor__(dtype)
     return wrap(_to_array(value, as_dtype(dtype)))
 
 

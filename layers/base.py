@@ -448,3 +448,8 @@ def _unique_among(base, taken):
 
 
 Layer.build = build_wrapper(Layer.build)
+
+
+from .saving import load_weights, save_weights  # noqa: E402 (saving reads Layer's tracking)
+
+Layer.save_weights, Layer.load_weights = save_weights, load_weights

@@ -170,7 +170,7 @@ ERRORS = {
                          "model.layers[1].name: layer name 'hidden' is used twice"),
     "bad activation": (edited('"relu"', '"rectified"'),
                        "model.layers[0].activation: expected one of"),
-    "unknown loss": (edited('"sparse_categorical_crossentropy"', '"hinge"'),
+    "unknown loss": (edited('"sparse_categorical_crossentropy"', '"hinj"'),
                      "loss.name: expected one of"),
     "from_logits on mse": (edited('name = "sparse_categorical_crossentropy"',
                                   'name = "mean_squared_error"\nfrom_logits = true'),

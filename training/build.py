@@ -13,6 +13,7 @@ made here and raise ``ConfigError`` naming the config key.
 from __future__ import annotations
 
 import functools
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -24,7 +25,6 @@ import optimizers
 
 from .data import Dataset
 from .fields import Source
-from .metrics import METRICS
 from .optimizer_schema import make_optimizer
 from .schema import make_layer
 
@@ -51,7 +51,7 @@ class Training:
     model: layers.Sequential
     groups: list[OptimizerGroup]
     loss_fn: Callable[[Any, Any], fw.Tensor]
-    metrics: dict[str, Callable[[np.ndarray, np.ndarray], float]]
+    metrics: dict[str, fw.metrics.Metric]
 
     @property
     def optimizers(self) -> dict[str, optimizers.Optimizer]:
@@ -82,10 +82,12 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
     loss = config["loss"]
     loss_fn = fw.losses.LOSSES.lookup(loss["name"])
     settings = {k: v for k, v in loss.items() if k != "name"}
-    if settings:
+    if isinstance(loss_fn, type):  # a Loss class: its instance, called as the function is
+        loss_fn = loss_fn(**settings)
+    elif settings:
         loss_fn = functools.partial(loss_fn, **settings)
     return Training(model, groups, loss_fn,
-                    {name: METRICS.lookup(name)(loss) for name in config["metrics"]})
+                    {name: _metric(name, loss) for name in config["metrics"]})
 
 
 def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
@@ -119,18 +121,17 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
         raise source.error("loss.name", f"{loss!r} does not suit the data: {described}; "
                                         f"use {' or '.join(map(repr, suits))}")
     for metric in config["metrics"]:
-        on_classes = METRICS.lookup(metric).on_classes
-        if on_classes and data.task == "regression":
-            raise source.error("metrics", f"{metric!r} needs class labels, but {described}; use "
-                                          f"one of {_metrics_for(False)}")
-        if not on_classes and data.task != "regression":
+        if metric == "accuracy" and data.task == "regression":
+            raise source.error("metrics", f"'accuracy' needs class labels, but {described}; "
+                                          f"use 'mae' or 'mse'")
+        cls = fw.metrics.METRICS.lookup(metric)
+        if not _compares_predictions(cls):
+            raise source.error("metrics", f"{metric!r} does not compare labels with "
+                                          f"predictions, so the runner cannot feed it")
+        distance = issubclass(cls, _DISTANCES)
+        if distance and data.task != "regression":
             raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
-                                          f"but {described}; use one of {_metrics_for(True)}")
-
-
-def _metrics_for(on_classes: bool) -> str:
-    return ", ".join(repr(name) for name in METRICS.names()
-                     if METRICS.lookup(name).on_classes is on_classes)
+                                          f"but {described}; use 'accuracy'")
 
 
 def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
@@ -150,3 +151,32 @@ def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
         key = "model.layers" if position is None else f"model.layers[{position}].units"
         raise source.error(key, f"expected {units} ({why}; {described} with loss {loss!r}), "
                                 f"got {width}")
+
+
+_DISTANCES = (fw.metrics.MeanSquaredError, fw.metrics.MeanAbsoluteError,
+              fw.metrics.RootMeanSquaredError)
+
+
+def _compares_predictions(cls: type) -> bool:
+    """Whether a metric class is built with no arguments and updated with (y_true, y_pred)
+    (not ``Mean``'s values, nor a wrapper's function)."""
+    required = [p for p in inspect.signature(cls).parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return not required and "y_pred" in inspect.signature(cls.update_state).parameters
+
+
+def _metric(name: str, loss: dict[str, Any]) -> fw.metrics.Metric:
+    """The ``fw.metrics`` object a config's metric name asks for (through its registry).
+
+    ``"accuracy"`` means what Keras's ``compile`` makes of it: the accuracy that suits the
+    loss, binary (at the logits' threshold 0, or the probabilities' 0.5) or sparse
+    categorical. A metric that takes ``from_logits`` (AUC) gets the loss's."""
+    logits = loss.get("from_logits", False)
+    if name == "accuracy":
+        if loss["name"] == "binary_crossentropy":
+            return fw.metrics.BinaryAccuracy(name=name, threshold=0.0 if logits else 0.5)
+        return fw.metrics.SparseCategoricalAccuracy(name=name)
+    cls = fw.metrics.METRICS.lookup(name)
+    if "from_logits" in inspect.signature(cls).parameters:
+        return cls(name=name, from_logits=logits)
+    return cls(name=name)

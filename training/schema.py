@@ -20,8 +20,9 @@ from layers.initializers import INITIALIZERS
 from .fields import (REQUIRED, Field, Source, array_of_strings, as_table, boolean, check,
                      check_fields, construct, constructor_fields, is_integer, one_of,
                      positive_int, registered, reject_unknown)
-from .metrics import METRICS
 from .optimizer_schema import canonical, optimizer_groups, optimizer_table
+
+METRICS = fw.metrics.METRICS
 
 TOP_FIELDS = {
     "name": Field("a run name (a string)", lambda v: isinstance(v, str) and v.strip() != ""),
@@ -143,7 +144,8 @@ def _creates_variables(layer: layers.Layer) -> bool:
 
 
 def _loss(value: Any, specs: list[dict[str, Any]], source: Source) -> dict[str, Any]:
-    """The [loss] table: a name from ``fw.losses.LOSSES`` and its function's keyword arguments.
+    """The [loss] table: a name from ``fw.losses.LOSSES`` and the keyword arguments of its
+    function (or its class's constructor).
     ``from_logits`` defaults to what the last layer's activation implies (Keras's rule)."""
     losses = fw.losses.LOSSES
     if value is None:
@@ -152,7 +154,7 @@ def _loss(value: Any, specs: list[dict[str, Any]], source: Source) -> dict[str, 
     table = as_table(value, "loss", source)
     name = canonical(losses, check(table.get("name"), registered(losses, REQUIRED), "loss.name",
                                    source))
-    fields = constructor_fields(losses.lookup(name), skip=("y_true", "y_pred"))
+    fields = constructor_fields(losses.lookup(name), skip=("y_true", "y_pred", "name"))
     if "from_logits" in fields:
         # Logits, unless the last layer that takes an activation squashes them.
         last = next((spec.get(key) or "linear" for spec in reversed(specs)

@@ -255,7 +255,7 @@ def dense(inputs, kernel, bias, relu=False):
     if not x.dtype == w.dtype == b.dtype:
         raise TypeError(f"dense: inputs, kernel and bias must have one dtype, got "
                         f"{x.dtype.name}, {w.dtype.name} and {b.dtype.name}")
-    run = _dense.run_on_host if x.__class__ is np.ndarray else _dense.run
+    run = _run_dense_on_host if x.__class__ is _ndarray else _dense.run
     return run((inputs, kernel, bias), (x, w, b), _RELU if relu else _LINEAR)
 
 
@@ -288,6 +288,10 @@ def _dense(inputs, kernel, bias, relu):
     return _relu_array(out) if relu else out
 
 
+_ndarray = np.ndarray
+_run_dense_on_host = _dense.run_on_host
+
+
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
@@ -312,11 +316,12 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
         bad = ids[(ids < 0) | (ids >= depth)].flat[0]
         raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
-    run = _sparse_xent.run_on_host if on_host else _sparse_xent.run
+    run = _run_sparse_xent_on_host if on_host else _sparse_xent.run
     return run((labels, logits), (ids, values), _NO_PARAMS)
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+_run_sparse_xent_on_host = _sparse_xent.run_on_host
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1):

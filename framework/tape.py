@@ -207,10 +207,10 @@ class GradientTape(Recorder):
         reach, relevant, source_ids = self._relevant(sources, grads)
         self._check_versions(relevant)
         get = grads.get
-        # (a remembered cotangent includes its target's seed)
-        for i in [i for i, t in enumerate(targets) if id(t) not in grads and (
-                id(t) in reach or any(s is t for s in sources))]:
-            t = targets[i]
+        remembered = set(grads) if grads else ()  # (these include their targets' seeds)
+        for i, t in enumerate(targets):
+            if id(t) in remembered or not (id(t) in reach or any(s is t for s in sources)):
+                continue
             seed = _ones_like(t._value, on_arrays) if seeds is None else seeds[i]
             prev = get(id(t))
             grads[id(t)] = seed if prev is None else _plus(prev, seed, on_arrays)
@@ -219,23 +219,21 @@ class GradientTape(Recorder):
         # lets go of it then, unless it answers for a source or is remembered for the next pass.
         pop = get if remember else grads.pop
         for i in reversed(relevant):
-            r = records[i]
+            prim, args, out, params, arrays = records[i]
             if release:
                 records[i] = None
-            out = r.output
             key = id(out)
             g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
             if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
                 g = dense_cotangent(g, on_arrays)
-            prim, args = r.op, r.inputs
             if on_arrays and prim.array_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
                 vjp = prim.host_array_vjp if g.__class__ is _ndarray else prim.array_vjp
-                pulled = vjp(g, out._value, needs, *r.arrays, **r.params)
+                pulled = vjp(g, out._value, needs, *arrays, **params)
             else:
-                pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
+                pulled = _pull(prim, g, out, args, params, reach, on_arrays)
             for a, ga in zip(args, pulled):
                 if ga is None:
                     continue
@@ -263,12 +261,12 @@ class GradientTape(Recorder):
             # Everything recorded descends from a watched tensor, so from the sources: no scan.
             return tracked, range(len(records)), source_ids
         reach, relevant = source_ids.difference(known), []
-        for i, r in enumerate(records):
-            for a in r.inputs:
+        for i, (_, args, out, _, _) in enumerate(records):
+            for a in args:
                 if id(a) in reach:
                     relevant.append(i)
-                    if id(r.output) not in known:
-                        reach.add(id(r.output))
+                    if id(out) not in known:
+                        reach.add(id(out))
                     break
         return reach, relevant, source_ids
 

@@ -1,6 +1,9 @@
 """Containers: ``Sequential`` (a stack of layers) and ``MLP`` (a Sequential of Dense layers)."""
-from .base import LAYERS, Layer, Model, _tracked
+from framework.module import tracked_items
+
+from .base import LAYERS, Layer
 from .core import Dense, Flatten
+from .model import Model
 
 
 @LAYERS.register
@@ -45,7 +48,7 @@ class Sequential(Model):
         return self._layers.pop()
 
     def _attribute_items(self):
-        yield from _tracked(self._layers, "layers")
+        yield from tracked_items(self._layers, "layers")
         yield from super()._attribute_items()
 
     def call(self, inputs, training=None):

@@ -8,11 +8,15 @@
 by Keras's names.
 """
 from . import activations, initializers, regularizers
+from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
 from .core import Dense, Dropout, Flatten
+from .embedding import Embedding
 from .functional import Input, InputLayer
 from .model import Model
+from .normalization import BatchNormalization, LayerNormalization
 
-__all__ = ["LAYERS", "MLP", "Dense", "Dropout", "Flatten", "Input", "InputLayer", "Layer", "Model",
-           "Sequential", "activations", "initializers", "regularizers"]
+__all__ = ["ELU", "LAYERS", "MLP", "Activation", "BatchNormalization", "Dense", "Dropout", "Embedding",
+           "Flatten", "Input", "InputLayer", "Layer", "LayerNormalization", "LeakyReLU", "Model",
+           "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers"]

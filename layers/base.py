@@ -176,6 +176,18 @@ class Layer(Module):
         outputs = self(fw.zeros(shape, dtype=self.dtype), training=False)
         return tuple(input_shape[:1]) + tuple(outputs.shape[1:])
 
+    def get_config(self):
+        """Keras's config: the constructor arguments that rebuild this layer with
+        ``from_config`` (its weights are not part of it)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self.activity_regularizer is not None:
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     # --- weights --------------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
                    regularizer=None):
@@ -370,6 +382,17 @@ class Layer(Module):
         self._require_built("summary()")
         for line in summary_lines(self):
             print_fn(line)
+
+
+def serialized(registry, thing):
+    """``thing`` as a config holds it: its registered name (or class name and config); an
+    unregistered callable is kept as it is. None stays None."""
+    if thing is None:
+        return None
+    try:
+        return registry.serialize(thing)
+    except ValueError:
+        return thing
 
 
 def _unique_among(base, taken):

@@ -62,9 +62,23 @@ class ReLU(_Elementwise):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
+class _OneParameter(_Elementwise):
+    """An activation with one float argument, named ``_parameter`` (the constructor's)."""
+
+    _parameter = ""
+
+    def call(self, inputs):
+        return type(self)._function(inputs, **{self._parameter: getattr(self, self._parameter)})
+
+    def get_config(self):
+        return {**super().get_config(), self._parameter: getattr(self, self._parameter)}
+
+
 @LAYERS.register
-class LeakyReLU(_Elementwise):
+class LeakyReLU(_OneParameter):
     """``x`` where ``x > 0``, else ``negative_slope * x`` (0.3 by default, as Keras 3's layer)."""
+
+    _parameter, _function = "negative_slope", staticmethod(activations.leaky_relu)
 
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:  # Keras 2's name, which Keras 3 still reads
@@ -73,26 +87,16 @@ class LeakyReLU(_Elementwise):
         _non_negative("LeakyReLU", negative_slope=negative_slope)
         self.negative_slope = float(negative_slope)
 
-    def call(self, inputs):
-        return activations.leaky_relu(inputs, negative_slope=self.negative_slope)
-
-    def get_config(self):
-        return {**super().get_config(), "negative_slope": self.negative_slope}
-
 
 @LAYERS.register
-class ELU(_Elementwise):
+class ELU(_OneParameter):
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+
+    _parameter, _function = "alpha", staticmethod(activations.elu)
 
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
-
-    def call(self, inputs):
-        return activations.elu(inputs, alpha=self.alpha)
-
-    def get_config(self):
-        return {**super().get_config(), "alpha": self.alpha}
 
 
 @LAYERS.register

@@ -52,32 +52,36 @@ def _l2(x, factor):
     return fw.reduce_sum(fw.square(x)) * factor
 
 
+class _OneFactor(Regularizer):
+    """A penalty with one factor, named ``_factor_name`` (its constructor argument)."""
+
+    _factor_name = ""
+
+    def __call__(self, x):
+        return type(self)._penalty(fw.convert_to_tensor(x), getattr(self, self._factor_name))
+
+    def get_config(self):
+        return {self._factor_name: getattr(self, self._factor_name)}
+
+
 @REGULARIZERS.register(aliases=("l1",))
-class L1(Regularizer):
+class L1(_OneFactor):
     """``l1 * reduce_sum(abs(x))``."""
+
+    _factor_name, _penalty = "l1", staticmethod(_l1)
 
     def __init__(self, l1=0.01):
         self.l1 = _factor(0.01 if l1 is None else l1, "l1")
 
-    def __call__(self, x):
-        return _l1(fw.convert_to_tensor(x), self.l1)
-
-    def get_config(self):
-        return {"l1": self.l1}
-
 
 @REGULARIZERS.register(aliases=("l2",))
-class L2(Regularizer):
+class L2(_OneFactor):
     """``l2 * reduce_sum(square(x))`` (no 1/2 factor, as Keras)."""
+
+    _factor_name, _penalty = "l2", staticmethod(_l2)
 
     def __init__(self, l2=0.01):
         self.l2 = _factor(0.01 if l2 is None else l2, "l2")
-
-    def __call__(self, x):
-        return _l2(fw.convert_to_tensor(x), self.l2)
-
-    def get_config(self):
-        return {"l2": self.l2}
 
 
 @REGULARIZERS.register(aliases=("l1_l2", "l1l2"))

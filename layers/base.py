@@ -16,6 +16,7 @@ Losses are Keras 3's: ``add_loss`` during a call, activity regularization of the
 time ``losses`` is read; the outermost call clears the tree's call losses first.
 """
 import inspect
+import weakref
 
 import framework as fw
 from framework import backend, nest
@@ -31,6 +32,11 @@ from .summary import summary_lines
 
 # The layer types by Keras's names (``"dense"``), for configs: each layer class registers itself.
 LAYERS = Registry("layer")
+
+
+# The layers whose ``_losses`` are not empty, so that a call with no losses anywhere clears
+# nothing; weak, so that holding a loss does not keep a layer alive.
+_holding_losses = weakref.WeakSet()
 
 
 def _shape_of(inputs):
@@ -253,6 +259,7 @@ class Layer(Module):
                 raise ValueError(f"add_loss() on '{self.name}' takes tensors computed in call(), "
                                  f"got {value!r:.80}")
             self._losses.append(value)
+        _holding_losses.add(self)
 
     def _layer_tree(self):
         """This layer and every layer inside it, each once (cached like ``variables``)."""
@@ -264,9 +271,12 @@ class Layer(Module):
         return cache[1]
 
     def _clear_losses(self):
+        if not _holding_losses:  # nobody added a loss: nothing to walk (every training step)
+            return
         for layer in self._layer_tree():
             if layer._losses:
                 layer._losses.clear()
+                _holding_losses.discard(layer)
 
     def _regularize_activity(self, outputs):
         """Keras's activity penalty: the regularizer of each output over its batch size."""

@@ -87,6 +87,17 @@ class Layer(Module):
         if not isinstance(name, str) or "/" in name or not name:
             raise ValueError(f"a layer name must be a non-empty string without '/', got {name!r}")
 
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        """Keras lets a layer be renamed (before it creates variables, whose paths keep the
+        name they were created under)."""
+        self._check_name(value)
+        self._name = value
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "build" in cls.__dict__:

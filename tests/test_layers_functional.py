@@ -228,3 +228,17 @@ def test_bad_inputs_name_the_layer():
         Embedding(4, 2)(np.array([[1, 4]]))
     with pytest.raises(ValueError, match="axis 3 is out of range"):
         LayerNormalization(axis=3)(batch(2, 3))
+
+
+def test_sequential_takes_an_input_first_and_builds_from_it():
+    model = Sequential([Input((4,)), Dense(3, name="d1"), Dense(2, name="d2")], name="stack")
+    assert [layer.name for layer in model.layers] == ["d1", "d2"]
+    lines = []
+    model.summary(print_fn=lines.append)  # builds from the declared shape, without data
+    assert [v.path for v in model.variables] == ["stack/d1/kernel", "stack/d1/bias",
+                                                 "stack/d2/kernel", "stack/d2/bias"]
+    with pytest.raises(ValueError, match="an Input can only come first"):
+        Sequential([Dense(2), Input((4,))])
+    renamed = Dense(2)
+    renamed.name = "head"
+    assert renamed.name == "head"

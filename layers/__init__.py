@@ -14,10 +14,11 @@ from .containers import MLP, Sequential
 from .core import Dense, Dropout, Flatten
 from .embedding import Embedding
 from .functional import Input, InputLayer
+from .lambda_layer import Lambda
 from .merging import Add, Concatenate
 from .model import Model
 from .normalization import BatchNormalization, LayerNormalization
 
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
-           "Flatten", "Input", "InputLayer", "Layer", "LayerNormalization", "LeakyReLU", "Model",
+           "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
            "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers"]

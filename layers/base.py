@@ -45,7 +45,8 @@ def _shape_of(inputs):
         return type(inputs)(_shape_of(x) for x in inputs)
     if isinstance(inputs, dict):
         return {key: _shape_of(x) for key, x in inputs.items()}
-    return tuple(inputs.shape)
+    shape = getattr(inputs, "shape", None)
+    return None if shape is None else tuple(shape)  # (a constant among the inputs: no shape)
 
 
 class Layer(Module):

@@ -149,11 +149,25 @@ class Functional(Model):
 
     @property
     def layers(self):
-        """The layers in Keras's order: the input layers first, then by depth."""
-        return list(self._graph_layers)
+        """The layers in Keras's order: the input layers first, then by depth (the operators
+        applied to symbolic tensors are not layers, as in Keras)."""
+        return [layer for layer in self._graph_layers
+                if not getattr(layer, "is_operation", False)]
+
+    @property
+    def input(self):
+        """The symbolic input, or the list of them (Keras's ``model.input``)."""
+        return self.inputs[0] if isinstance(self._inputs_structure, KerasTensor) else \
+            list(self.inputs)
+
+    @property
+    def output(self):
+        """The symbolic output, or the list of them (Keras's ``model.output``)."""
+        return self.outputs[0] if isinstance(self._outputs_structure, KerasTensor) else \
+            list(self.outputs)
 
     def _attribute_items(self):
-        yield from tracked_items(self._graph_layers, "layers")
+        yield from tracked_items(self.layers, "layers")
         yield from super()._attribute_items()
 
     def call(self, inputs, training=None):

@@ -44,13 +44,12 @@ class KerasTensor:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}, name={self.name}>"
 
     def _refuse(self, *args, **kwargs):
-        raise TypeError(f"{self.name} is a symbolic input of a functional model: it has no "
-                        f"value. Use it as the input of layer calls (layers.Activation, ...), "
-                        f"or write the computation in a Layer's call()")
+        raise TypeError(f"{self.name} is a symbolic tensor of a functional model: it has no "
+                        f"value. Use it in layer calls and operators (x + y, x[:, 0]), or "
+                        f"wrap a function of it in layers.Lambda")
 
-    __array__ = __float__ = __bool__ = __len__ = __iter__ = numpy = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
-    __matmul__ = __neg__ = __pow__ = __getitem__ = _refuse
+    # (the arithmetic operators are installed by layers.lambda_layer)
+    __array__ = __float__ = __int__ = __bool__ = __len__ = __iter__ = numpy = _refuse
 
 
 class Node:

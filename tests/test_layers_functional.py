@@ -6,7 +6,7 @@ import pytest
 import framework as fw
 from framework.test import check_gradients
 from layers import (LAYERS, Activation, Add, BatchNormalization, Dense, Dropout, Embedding, Input,
-                    Layer, LayerNormalization, LeakyReLU, Model, ReLU, Sequential, Softmax,
+                    Lambda, Layer, LayerNormalization, LeakyReLU, Model, ReLU, Sequential, Softmax,
                     regularizers)
 from layers.normalization import moments, normalize
 
@@ -169,8 +169,8 @@ def test_predict_batches_and_returns_numpy_like_keras(capsys):
 
 def test_symbolic_tensors_and_functional_errors_name_the_culprit():
     inputs = Input((3,), name="pixels")
-    with pytest.raises(TypeError, match="pixels is a symbolic input"):
-        inputs + 1
+    with pytest.raises(TypeError, match="pixels is a symbolic tensor .* no value"):
+        np.asarray(inputs)
     other = Input((3,), name="stray")
     out = Add()([Dense(3)(inputs), other])
     with pytest.raises(ValueError, match="Graph disconnected.*stray"):
@@ -242,3 +242,20 @@ def test_sequential_takes_an_input_first_and_builds_from_it():
     renamed = Dense(2)
     renamed.name = "head"
     assert renamed.name == "head"
+
+
+def test_operators_on_symbolic_tensors_are_operations_not_layers_as_keras():
+    inputs = Input((3,))
+    dense = Dense(3)
+    hidden = inputs + dense(inputs)
+    outputs = 1.0 - (-hidden[:, :2] * 2.0)
+    doubled = Lambda(lambda t, factor: t * factor, arguments={"factor": 2.0})(outputs)
+    model = Model(inputs, [outputs, doubled])
+    assert [layer.name for layer in model.layers][1:] == [dense.name, model.layers[2].name]
+    assert isinstance(model.layers[2], Lambda) and model.output[0] is outputs
+    x = batch(2, 3)
+    expected = 1.0 + 2.0 * (x + x @ dense.kernel.numpy() + dense.bias.numpy())[:, :2]
+    first, second = model(x)
+    np.testing.assert_allclose(first.numpy(), expected, rtol=1e-5)
+    np.testing.assert_allclose(second.numpy(), 2 * expected, rtol=1e-5)
+    assert list(model.named_variables()) == ["layers/1/kernel", "layers/1/bias"]

@@ -165,7 +165,7 @@ ERRORS = {
                           "data.path: no such file or folder: 'nope.csv'"),
     "unknown layer key": (edited("units = 8", "unit = 8"), "model.layers[0].unit: unknown key"),
     "unknown layer type": (edited('type = "dense"', 'type = "conv2d"'),
-                           "model.layers[0].type: expected one of 'dense', 'dropout', 'flatten'"),
+                           "model.layers[0].type: expected one of 'activation', "),
     "layer name twice": (edited('name = "out"', 'name = "hidden"'),
                          "model.layers[1].name: layer name 'hidden' is used twice"),
     "bad activation": (edited('"relu"', '"rectified"'),

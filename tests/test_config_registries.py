@@ -58,7 +58,7 @@ def test_settings_the_library_accepts_are_accepted(tmp_path, old, new):
     ("units = 16", "units = -2", "model.layers[0].units: layer type 'dense' rejects this"),
     ('activation = "relu"', 'activation = "swsh"',
      "model.layers[0].activation: expected one of"),
-    ('type = "dense"', 'type = "dens"', "model.layers[0].type: expected one of 'dense'"),
+    ('type = "dense"', 'type = "dens"', "model.layers[0].type: expected one of 'activation'"),
     ('layers = ["out"]', 'layers = ["dropout1"]',
      "optimizers[1].layers: layer 'dropout1' has no variables to train"),
 ])
@@ -167,3 +167,11 @@ def test_any_layer_type_with_variables_joins_an_optimizer_group(tmp_path):
     assert config["loss"]["from_logits"] is True  # the MLP's output_activation is unset
     training = build_training(config, load_dataset(config["data"], 0), source)
     assert len(training.groups[0].variables) == 4  # both Dense layers inside the MLP
+
+
+def test_a_layer_that_cannot_run_in_the_stack_is_one_line_at_build(tmp_path):
+    """``add`` merges a list of inputs: valid on its own, it cannot follow a Dense layer."""
+    config, source = load_config(write(tmp_path, edited('type = "dropout"\nrate = 0.25',
+                                                        'type = "add"')))
+    with pytest.raises(ConfigError, match=r"model.layers: the model cannot run on the data"):
+        build_training(config, load_dataset(config["data"], 0), source)

@@ -72,7 +72,11 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
     layers_by_name = {spec["name"]: make_layer(spec, f"model.layers[{position}]", source)
                       for position, spec in enumerate(config["model"]["layers"])}
     model = layers.Sequential(list(layers_by_name.values()))
-    _check_width(model(data.x_train[:1], training=False), config, data, source)
+    try:
+        outputs = model(data.x_train[:1], training=False)
+    except (TypeError, ValueError) as error:  # layers that do not fit the data or each other
+        raise source.error("model.layers", f"the model cannot run on the data: {error}") from None
+    _check_width(outputs, config, data, source)
     if "optimizer" in config:
         groups = [OptimizerGroup(config["optimizer"].get("name", "model"),
                                  make_optimizer(config["optimizer"], "optimizer", source),

@@ -12,7 +12,6 @@ Records hold their tensors, so the ids a tape tracks stay valid while the record
 tensor points back at a tape, so graphs are freed by reference counting alone.
 """
 import warnings
-from collections import namedtuple
 
 from . import nest
 from .context import state
@@ -20,18 +19,18 @@ from .dtypes import FLOATING_KINDS, is_floating
 from .tensor import Tensor, Variable
 
 
-class Record(namedtuple("Record", "op inputs output params arrays")):
+class Record:
     """One recorded op: ``op`` (its ``Primitive``), ``inputs``, ``output``, ``params`` and the
-    input ``arrays`` its forward read. A named tuple: made by ``record`` at a tuple's cost
-    (``tuple.__new__``, no Python ``__init__``), and unpacked by the walk at a tuple's speed."""
+    input ``arrays`` its forward read. ``record`` fills its slots directly (no ``__init__``
+    call): a record costs a few attribute stores beyond a plain tuple's."""
 
-    __slots__ = ()
+    __slots__ = ("op", "inputs", "output", "params", "arrays")
 
     def __repr__(self):
         return f"<record of {self.op.name}>"
 
 
-_new_record = tuple.__new__
+_new = object.__new__
 _NO_PARAMS = {}  # shared by every record of an op without parameters (never mutated)
 
 
@@ -45,8 +44,10 @@ def record(prim, args, out, params, values):
             if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
                 hit = True
         if hit:
-            tape._records.append(_new_record(Record, (prim, args, out, params or _NO_PARAMS,
-                                                      values)))
+            r = _new(Record)
+            r.op, r.inputs, r.output, r.params, r.arrays = (prim, args, out,
+                                                            params or _NO_PARAMS, values)
+            tape._records.append(r)
             tracked.add(id(out))
 
 

@@ -12,8 +12,6 @@ import math
 import warnings
 from contextlib import contextmanager
 
-import numpy as np
-
 from . import backend, nest
 from .context import state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
@@ -23,7 +21,6 @@ from .tensor import Tensor, wrap
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
 
 __all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
-_ndarray = np.ndarray
 
 
 class GradientTape(Recorder):
@@ -218,8 +215,10 @@ class GradientTape(Recorder):
         # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
         # lets go of it then, unless it answers for a source or is remembered for the next pass.
         pop = get if remember else grads.pop
+        on_host = on_arrays and _on_host(targets)
         for i in reversed(relevant):
-            prim, args, out, params, arrays = records[i]
+            r = records[i]
+            prim, args, out = r.op, r.inputs, r.output
             if release:
                 records[i] = None
             key = id(out)
@@ -230,10 +229,10 @@ class GradientTape(Recorder):
                 g = dense_cotangent(g, on_arrays)
             if on_arrays and prim.array_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
-                vjp = prim.host_array_vjp if g.__class__ is _ndarray else prim.array_vjp
-                pulled = vjp(g, out._value, needs, *arrays, **params)
+                vjp = prim.host_array_vjp if on_host else prim.array_vjp
+                pulled = vjp(g, out._value, needs, *r.arrays, **r.params)
             else:
-                pulled = _pull(prim, g, out, args, params, reach, on_arrays)
+                pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
             for a, ga in zip(args, pulled):
                 if ga is None:
                     continue
@@ -261,12 +260,12 @@ class GradientTape(Recorder):
             # Everything recorded descends from a watched tensor, so from the sources: no scan.
             return tracked, range(len(records)), source_ids
         reach, relevant = source_ids.difference(known), []
-        for i, (_, args, out, _, _) in enumerate(records):
-            for a in args:
+        for i, r in enumerate(records):
+            for a in r.inputs:
                 if id(a) in reach:
                     relevant.append(i)
-                    if id(out) not in known:
-                        reach.add(id(out))
+                    if id(r.output) not in known:
+                        reach.add(id(r.output))
                     break
         return reach, relevant, source_ids
 
@@ -324,6 +323,12 @@ def _pull(prim, g, out, args, params, reach, on_arrays=False):
     return [None if vjp is None or id(a) not in reach else
             vjp(g, out, *args, **params) if params else vjp(g, out, *args)
             for a, vjp in zip(args, prim.vjps)]
+
+
+def _on_host(targets):
+    """Whether an array pass runs on NumPy arrays (then the ops' host forms serve it): its
+    cotangents live where its targets do (an op refuses to mix devices)."""
+    return bool(targets) and not backend.is_device_array(targets[0]._value)
 
 
 def _plus(a, b, on_arrays):

@@ -121,3 +121,24 @@ def test_host_array_vjp_equals_the_definition(name, dtype):
                 assert (a is None) == (b is None) == (k not in asked)
                 if a is not None:  # (summed to the argument's shape, as the tape does)
                     _close(_fit(a, arrays[k].shape), _fit(b, arrays[k].shape), dtype)
+
+
+def test_a_training_step_on_numpy_arrays_runs_the_host_forms(monkeypatch, each_backend):
+    """The loss of a step is a NumPy scalar, not an array: the pass must still take the host
+    forms (and on the GPU, or its emulation, the definitions)."""
+    calls = []
+    for op in (fw.nn._dense, fw.nn._sparse_xent):
+        prim = op.primitive
+        for form in ("array_vjp", "host_array_vjp"):
+            vjp = getattr(prim, form)
+            monkeypatch.setattr(prim, form, lambda *a, vjp=vjp, form=form, **k: (
+                calls.append(form), vjp(*a, **k))[1])
+    x = fw.constant(normal((6, 5), np.float32))
+    w, b = fw.Variable(normal((5, 3), np.float32)), fw.Variable(normal(3, np.float32))
+    with fw.GradientTape() as tape:
+        logits = fw.nn.dense(x, w, b, relu=True)
+        loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(
+            fw.constant(labels(6, 3)), logits))
+    tape.gradient(loss, [w, b])
+    expected = "host_array_vjp" if each_backend == "numpy" else "array_vjp"
+    assert calls == [expected, expected]

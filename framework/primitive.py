@@ -26,7 +26,7 @@ import numpy as np
 
 from . import backend
 from .context import state
-from .recording import _NO_PARAMS, record
+from .recording import record
 from .tensor import Tensor, convert_to_tensor, scalar_like
 
 

@@ -45,19 +45,19 @@ def record(prim, args, out, params, values):
                 hit = True
         if hit:
             r = _new(Record)
-            r.op, r.inputs, r.output, r.params, r.arrays = (prim, args, out,
-                                                            params or _NO_PARAMS, values)
+            r.op = prim
+            r.inputs = args
+            r.output = out
+            r.params = params or _NO_PARAMS
+            r.arrays = values
             tape._records.append(r)
             tracked.add(id(out))
 
 
 class Recorder:
     """The recording half of a ``GradientTape``: its records and the tensors it tracks (the
-    watched tensors, the accessed trainable variables and the outputs of recorded ops)."""
-
-    def __init__(self, watch_accessed_variables):
-        self._watch_accessed = watch_accessed_variables
-        self._clear()
+    watched tensors, the accessed trainable variables and the outputs of recorded ops). The
+    tape sets ``_watch_accessed`` (``watch_accessed_variables``) and calls ``_clear``."""
 
     def _clear(self):
         self._records = []
@@ -65,6 +65,7 @@ class Recorder:
         self._watched = []  # watched tensors and variables, holding them alive
         self._versions = {}  # id(variable) -> (variable, its version when first watched)
         self._escaped = []  # recorded tensors whose value went to NumPy
+        self._memo = None  # the cotangents of a persistent tape's last array pass (the tape's)
 
     def watch(self, tensor):
         """Track a tensor, a variable, or any nested structure of them."""

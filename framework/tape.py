@@ -11,6 +11,7 @@ ops' array VJPs where they have one.
 import math
 import warnings
 from contextlib import contextmanager
+from operator import is_
 
 from . import backend, nest
 from .context import state
@@ -28,13 +29,10 @@ class GradientTape(Recorder):
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
         self._recording = False
         self._used = False
-        super().__init__(watch_accessed_variables)
-
-    def _clear(self):
-        super()._clear()
-        self._memo = None  # a persistent tape's last array pass: see _reusable_cotangents
+        self._clear()
 
     # --- recording ------------------------------------------------------------------------------
     def __enter__(self):
@@ -199,12 +197,15 @@ class GradientTape(Recorder):
         axis of Jacobian rows, which every cotangent keeps. ``release``: drop each record once
         the walk has passed it (a non-persistent tape's last pass)."""
         records = self._records
+        stale = self._stale_variables()
         remember = on_arrays and self._persistent and seeds is None
-        grads = self._reusable_cotangents(targets) if remember else {}
+        grads = self._reusable_cotangents(targets, stale) if remember else {}
         reach, relevant, source_ids = self._relevant(sources, grads)
-        self._check_versions(relevant)
+        if stale:
+            self._check_versions(relevant, stale)
         get = grads.get
-        remembered = set(grads) if grads else ()  # (these include their targets' seeds)
+        # (remembered cotangents include their targets' seeds)
+        remembered = grads.keys() & map(id, targets) if grads else ()
         for i, t in enumerate(targets):
             if id(t) in remembered or not (id(t) in reach or any(s is t for s in sources)):
                 continue
@@ -215,7 +216,9 @@ class GradientTape(Recorder):
         # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
         # lets go of it then, unless it answers for a source or is remembered for the next pass.
         pop = get if remember else grads.pop
-        on_host = on_arrays and _on_host(targets)
+        # An array pass on NumPy arrays takes the ops' host forms: its cotangents live where
+        # its targets do (an op refuses to mix devices).
+        on_host = on_arrays and targets and not backend.is_device_array(targets[0]._value)
         for i in reversed(relevant):
             r = records[i]
             prim, args, out = r.op, r.inputs, r.output
@@ -269,7 +272,7 @@ class GradientTape(Recorder):
                     break
         return reach, relevant, source_ids
 
-    def _reusable_cotangents(self, targets):
+    def _reusable_cotangents(self, targets, stale):
         """The cotangents (by tensor id) that the last array pass of this persistent tape
         completed, if it was for the same targets, nothing was recorded since, and no variable
         the tape read has changed since; else an empty dict. The tape lets go of them
@@ -281,19 +284,17 @@ class GradientTape(Recorder):
         cotangents, so sharing them is safe.
         """
         memo, self._memo = self._memo, None
-        if memo is None or self._stale_variables():
+        if memo is None or stale:
             return {}  # (a stale variable: the fresh walk's version check explains it)
         known_targets, count, cotangents = memo
         if count != len(self._records) or len(known_targets) != len(targets) or not all(
-                a is b for a, b in zip(known_targets, targets)):
+                map(is_, known_targets, targets)):
             return {}
         return cotangents
 
-    def _check_versions(self, relevant):
-        """Refuse to differentiate through a variable updated after the tape read it."""
-        stale = self._stale_variables()
-        if not stale:
-            return
+    def _check_versions(self, relevant, stale):
+        """Refuse to differentiate through a ``stale`` variable (updated after the tape read
+        it) that one of the ``relevant`` records read."""
         for i in relevant:
             for a in self._records[i].inputs:
                 if id(a) in stale:
@@ -323,12 +324,6 @@ def _pull(prim, g, out, args, params, reach, on_arrays=False):
     return [None if vjp is None or id(a) not in reach else
             vjp(g, out, *args, **params) if params else vjp(g, out, *args)
             for a, vjp in zip(args, prim.vjps)]
-
-
-def _on_host(targets):
-    """Whether an array pass runs on NumPy arrays (then the ops' host forms serve it): its
-    cotangents live where its targets do (an op refuses to mix devices)."""
-    return bool(targets) and not backend.is_device_array(targets[0]._value)
 
 
 def _plus(a, b, on_arrays):

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework import host
 
 rng = np.random.default_rng(7)
 DTYPES = [np.float32, np.float64]

@@ -49,6 +49,8 @@ class Dataset:
     task: str
     num_classes: int
     num_features: int
+    labels: str = "the labels"  # where the labels come from, for errors about them
+    classes: np.ndarray | None = None  # the label of each class id, where they differ
 
 
 class _Loaded(NamedTuple):
@@ -59,6 +61,9 @@ class _Loaded(NamedTuple):
     y: np.ndarray
     task: str | None
     test: tuple[np.ndarray, np.ndarray] | None = None
+    features: str | None = None  # the file the features come from, for errors about them
+    labels: str | None = None  # the same for the labels
+    columns: list[str] | None = None  # the features' column names in that file
 
 
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -124,6 +129,7 @@ def _mnist_split(directory: Path, prefix: str) -> tuple[np.ndarray, np.ndarray]:
     if len(images) != len(labels):
         raise DataError(f"{images_path} has {len(images)} images but "
                         f"{labels_path} has {len(labels)} labels")
+    _require_finite(images, str(images_path))
     return images.reshape(len(images), -1).astype(np.float32) / 255, labels
 
 
@@ -132,7 +138,9 @@ def _mnist_idx(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
     if not directory.is_dir():
         raise DataError(f"{where}.path: {directory}: directory not found")
     test = _mnist_split(directory, "t10k")
-    return _Loaded(*_mnist_split(directory, "train"), "classification", test)
+    return _Loaded(*_mnist_split(directory, "train"), "classification", test,
+                   features=f"{directory}/*-images-idx3-ubyte",
+                   labels=f"{directory}/*-labels-idx1-ubyte")
 
 
 def _npz(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
@@ -154,12 +162,18 @@ def _npz(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
         x, y = arrays[x_key], arrays[y_key]
         if x.ndim == 0 or len(x) != len(y):
             raise DataError(f"{path}: {x_key!r} has shape {x.shape} but {y_key!r} has {y.shape}")
+        if x.dtype.kind in "fc":
+            _require_finite(x, f"{path}: array {x_key!r}")
         return x, y
 
     keys_given = opts["x_key"] is not None or opts["y_key"] is not None
     if not keys_given and {"x_train", "y_train", "x_test", "y_test"} <= arrays.keys():
-        return _Loaded(*pair("x_train", "y_train"), opts["task"], pair("x_test", "y_test"))
-    return _Loaded(*pair(opts["x_key"] or "x", opts["y_key"] or "y"), opts["task"])
+        return _Loaded(*pair("x_train", "y_train"), opts["task"], pair("x_test", "y_test"),
+                       features=f"{path}: arrays 'x_train', 'x_test'",
+                       labels=f"{path}: arrays 'y_train', 'y_test'")
+    x_key, y_key = opts["x_key"] or "x", opts["y_key"] or "y"
+    return _Loaded(*pair(x_key, y_key), opts["task"], features=f"{path}: array {x_key!r}",
+                   labels=f"{path}: array {y_key!r}")
 
 
 def _is_number(text: str) -> bool:
@@ -225,11 +239,20 @@ def _csv(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
                             if not _is_number(row[i]))
         column = names[i] if names else f"#{i}"
         raise DataError(f"{path}:{line}: column {column}: {row[i]!r} is not a number") from None
+    bad = np.argwhere(~np.isfinite(x))
+    if len(bad):
+        (row_index, position), = bad[:1]
+        line, row = data[row_index]
+        i = columns[position]
+        raise DataError(f"{path}:{line}: column {names[i] if names else f'#{i}'}: "
+                        f"{row[i].strip()!r} is not a finite number; features must be finite")
     labels = np.char.strip(table[:, label])
     if np.any(labels == ""):
         raise DataError(f"{path}:{data[int(np.argmax(labels == ''))][0]}: missing label")
     y = labels.astype(np.float64) if all(map(_is_number, labels)) else labels
-    return _Loaded(x, y, opts["task"])
+    label_name = names[label] if names else f"#{label}"
+    return _Loaded(x, y, opts["task"], features=str(path), labels=f"{path}: column {label_name}",
+                   columns=[names[i] if names else f"#{i}" for i in columns])
 
 
 def _bundled(load: Callable[..., Any], task: str, opts: dict[str, Any], seed: int,
@@ -310,8 +333,23 @@ def _options(spec: dict[str, Any], defaults: dict[str, Any], where: str) -> dict
     return options
 
 
-def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndarray, str, int]:
-    """Labels as int64 class ids or float32 (n, 1) targets, with task and class count.
+def _require_finite(x: np.ndarray, origin: str, columns: list[str] | None = None) -> None:
+    """Refuse features that are NaN or infinite, naming ``origin`` (the file), the column and
+    the row: a model trained on them learns NaN, silently."""
+    if x.size == 0:
+        return
+    flat = x.reshape(len(x), -1) if x.ndim else x.reshape(1, 1)
+    if not np.isfinite(flat).all():
+        row, column = (int(i) for i in np.argwhere(~np.isfinite(flat))[0])
+        name = columns[column] if columns else f"#{column}"
+        raise DataError(f"{origin}: feature column {name}, row {row}: {flat[row, column]} is not "
+                        f"a finite number; features must be finite (drop or fill such rows)")
+
+
+def _encode_labels(y: np.ndarray, task: str | None,
+                   where: str) -> tuple[np.ndarray, str, int, np.ndarray | None]:
+    """Labels as int64 class ids or float32 (n, 1) targets, with task, class count and the
+    label of each class id where the ids were numbered here (None where they are the labels).
 
     Without a given task, integer labels mean classification ("binary" for two
     classes) and fractional ones regression. Non-negative integer labels stay
@@ -323,16 +361,21 @@ def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndar
     if y.ndim != 1:
         raise DataError(f"{where}: expected one label per sample, got shape {y.shape}")
     numeric = y.dtype.kind in "iuf"
-    whole = numeric and bool(np.all(np.isfinite(y) & (y == np.round(y))))
+    if numeric and not np.isfinite(y).all():
+        index = int(np.argmax(~np.isfinite(y)))
+        raise DataError(f"{where}: label {index} is {y[index]}; labels and targets must be "
+                        f"finite numbers or class names")
+    whole = numeric and bool(np.all(y == np.round(y)))
     integral = y.dtype.kind in "iu" or whole
     inferred = task is None
     task = task or ("regression" if numeric and not integral else "classification")
     if task == "regression":
         if not numeric:
             raise DataError(f"{where}: regression targets must be numbers, got {y.dtype}")
-        return y.astype(np.float32).reshape(-1, 1), task, 0
+        return y.astype(np.float32).reshape(-1, 1), task, 0, None
     if not integral and numeric:
         raise DataError(f"{where}: {task} labels must be integers or class names")
+    classes = None
     if integral and y.min(initial=0) >= 0:
         ids = y.astype(np.int64)
         num_classes = int(ids.max(initial=-1)) + 1
@@ -343,7 +386,7 @@ def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndar
         task = "binary"
     if task == "binary" and num_classes != 2:
         raise DataError(f"{where}: a binary task needs 2 classes (0/1), found {num_classes}")
-    return ids.astype(np.int64), task, num_classes
+    return ids.astype(np.int64), task, num_classes, classes
 
 
 def _standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -372,18 +415,26 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
         raise DataError(f"{where}.name: {problem}; expected one of {', '.join(_SOURCES)}")
     loader, defaults = _SOURCES[name]
     options = _options(spec, defaults, where)
-    x, y, task, test = loader(options, seed, where)
+    loaded = loader(options, seed, where)
+    x, y, task, test = loaded[:4]
     if test is not None and "test_size" in spec:
         raise DataError(f"{where}.test_size: not used, the data has its own test split")
 
     x_test, y_test = test if test is not None else (x[:0], y[:0])
-    labels, task, num_classes = _encode_labels(np.concatenate([y, y_test]), task, where)
+    described = loaded.labels or f"{where}.name = {name!r}: its labels"
+    labels, task, num_classes, classes = _encode_labels(np.concatenate([y, y_test]), task,
+                                                        described)
     y, y_test = labels[:len(y)], labels[len(y):]
     try:
-        x, x_test = (np.asarray(a, dtype=np.float32) for a in (x, x_test))
+        with np.errstate(over="ignore"):  # a value beyond float32's range: refused just below
+            x, x_test = (np.asarray(a, dtype=np.float32) for a in (x, x_test))
     except ValueError as error:
         raise DataError(f"{where}: features must be numbers: {error}") from None
     x, x_test = (a.reshape(len(a), math.prod(a.shape[1:])) for a in (x, x_test))
+    for part in (x, x_test):  # after the cast: a float64 beyond float32's range is infinite
+        _require_finite(part, f"{loaded.features or where} (as float32)", loaded.columns)
+    if test is None and task != "regression":
+        _check_strata(y, classes, options["test_size"], described)
     if test is None:
         try:
             x, x_test, y, y_test = train_test_split(
@@ -396,7 +447,27 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
     if options["standardize"]:
         x, x_test = _standardize(x, x_test)
     return Dataset(x.astype(np.float32), y, x_test.astype(np.float32), y_test,
-                   task, num_classes, x.shape[1])
+                   task, num_classes, x.shape[1], described, classes)
+
+
+def _check_strata(ids: np.ndarray, classes: np.ndarray | None, test_size: float,
+                  labels: str) -> None:
+    """A stratified split puts each class on both sides, so each needs two examples; a class
+    with one is most often a mistyped or out-of-range label, and is blamed as one."""
+    counts = np.bincount(ids)
+    single = np.flatnonzero(counts == 1)
+    if len(single):
+        shown = ", ".join(repr(_plain(classes[i] if classes is not None else i))
+                          for i in single[:5])
+        raise DataError(f"{labels}: only one example has label {shown}"
+                        f"{' (and each of the others)' if len(single) > 1 else ''}; the split "
+                        f"into train and test (test_size {test_size}) needs at least 2 examples "
+                        f"of each class: correct or drop such labels")
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it shows (``7``, ``'cat'``), for messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def num_batches(n: int, batch_size: int) -> int:

@@ -266,8 +266,7 @@ def _cut_records(metrics_file: MetricsFile, steps_file: MetricsFile | None,
     try:
         with writing(metrics_file.path):
             if "record" in extra:
-                metrics_file.truncate("epoch", extra["epoch"] - 1)
-                metrics_file.append(extra["record"])
+                metrics_file.truncate("epoch", extra["epoch"] - 1, then=extra["record"])
             else:
                 metrics_file.truncate("epoch", extra["epoch"])
             if steps_file is not None:

@@ -64,16 +64,18 @@ class MetricsFile:
             return []
         return [record for _, _, record in self._parsed(self._lines())]
 
-    def truncate(self, key: str, last: int) -> None:
-        """Keep the records whose ``key`` (epoch or step) is at most ``last``, byte for byte."""
-        if not self.path.exists():
-            return
-        lines = self._lines()
+    def truncate(self, key: str, last: int, then: dict[str, Any] | None = None) -> None:
+        """Keep the records whose ``key`` (epoch or step) is at most ``last``, byte for byte,
+        and append ``then`` after them, all in one rename."""
+        lines = self._lines() if self.path.exists() else []
         if lines and not lines[-1].endswith("\n"):
             lines = lines[:-1]  # a record cut short by a killed process: never complete
         header = lines[:1] if self.fmt == "csv" else []
         kept = header + [line for _, line, record in self._parsed(lines) if record[key] <= last]
-        _write_replacing(self.path, "".join(kept))
+        if then is not None:
+            kept += ([] if header else [self._header(then)]) + [self._line(then)]
+        if kept or self.path.exists():
+            _write_replacing(self.path, "".join(kept))
 
     def _lines(self) -> list[str]:
         try:

@@ -10,14 +10,12 @@ which makes the writes raise ENOSPC.
 """
 
 import errno
-import gzip
 import json
 import os
 import re
 import shlex
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -28,20 +26,10 @@ import pytest
 import training.loop
 import training.records
 from training.cli import main
+from test_runner import config_path, run, write_idx  # noqa: F401 (config_path: a fixture)
 from tiny_config import tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def config_path(tmp_path):
-    path = tmp_path / "tiny.toml"
-    path.write_text(tiny_config())
-    return path
-
-
-def run(config_path, output, *args):
-    return main([str(config_path), "--no-progress", "--output", str(output), *args])
 
 
 def fails(capsys, status, config_path, output, *args):
@@ -237,6 +225,19 @@ def test_a_checkpoint_of_another_model(capsys, config_path, finished, tmp_path):
     assert "model.layers[0].units is 8 in the run but 16 now" in line
 
 
+def test_a_checkpoint_whose_arrays_are_another_models(capsys, config_path, finished):
+    """The config in the checkpoint matches, its arrays do not: refused before anything moves."""
+    from layers import MLP
+    from training.checkpoint import read_extra, save_checkpoint
+    out, before = finished
+    other = MLP([5], 3)
+    other.build((None, 4))
+    save_checkpoint(out / "checkpoint.npz", other, extra=read_extra(out / "checkpoint.npz"))
+    line = fails(capsys, 2, config_path, out, "--set", "epochs=2", "--resume")
+    assert "holds another model than the config describes" in line and "--overwrite" in line
+    assert snapshot(out)["metrics.jsonl"] == before["metrics.jsonl"]
+
+
 def test_an_output_path_that_is_a_file(capsys, config_path, tmp_path):
     (tmp_path / "taken").write_text("mine")
     for output in (tmp_path / "taken", tmp_path / "taken/run"):
@@ -291,11 +292,6 @@ def test_labels_are_blamed_for_their_own_faults(capsys, config_path, tmp_path, l
 def test_a_seed_past_2_to_the_32_is_blamed_on_the_seed(capsys, config_path, tmp_path):
     line = fails(capsys, 2, config_path, tmp_path / "r", "--set", "seed=4294967296")
     assert "seed (from --set): expected an integer below 2**32" in line
-
-
-def write_idx(path, array):
-    header = bytes([0, 0, 0x08, array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
-    path.write_bytes(gzip.compress(header + array.tobytes()))
 
 
 def test_an_idx_label_of_200_is_blamed_on_the_labels(capsys, tmp_path):

@@ -1,8 +1,11 @@
 """``tape-train CONFIG`` (also ``python -m training CONFIG``): train what a TOML file describes.
 
 The command line only chooses what to do with the config: overrides, printing it, resuming or
-overwriting a run, quiet progress for CI. Every error a user can fix (config, data, run folder)
-is one line on stderr and exit status 2, never a traceback.
+overwriting a run, quiet progress for CI. Every error a user can fix (config, data, run folder,
+checkpoint, a full or read-only disk) is one line on stderr and exit status 2, never a
+traceback; a run stopped by a loss or gradient that is not finite exits with 3, Ctrl-C with 130.
+The lines that suggest a command (Ctrl-C, a refused resume) give this command's own ``--set``,
+``--output`` and ``--no-progress``, so that they can be pasted as they are.
 
 Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs this command; the root alone
 prints the config, the progress and the results. A rank's own error is printed with its rank,

@@ -13,6 +13,13 @@ Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs this loop on its 
 batch and the ranks average their gradients; only the root writes files and prints
 (``training.parallel`` says who does what). Metrics are summed over each rank's rows and
 combined, weighted by rows, so they are those of the whole training and test sets.
+
+A run touches its folder only once everything it needs has passed its checks (config, folder,
+data, model, checkpoint), and writes each epoch's checkpoint before the epoch's metrics record,
+which the checkpoint also holds: whatever the moment a run is killed, a resume finds a
+checkpoint and rebuilds the records to match it (``training.runfolder`` has the folder's
+rules). A step whose loss or gradients are not finite is handled before it is applied, as the
+config's ``on_nonfinite`` says (``training.divergence``).
 """
 
 from __future__ import annotations

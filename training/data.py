@@ -421,7 +421,7 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
         raise DataError(f"{where}.test_size: not used, the data has its own test split")
 
     x_test, y_test = test if test is not None else (x[:0], y[:0])
-    described = loaded.labels or f"{where}.name = {name!r}: its labels"
+    described = loaded.labels or f"{where}: the labels of {name!r}"
     labels, task, num_classes, classes = _encode_labels(np.concatenate([y, y_test]), task,
                                                         described)
     y, y_test = labels[:len(y)], labels[len(y):]
@@ -441,7 +441,10 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
                 x, y, test_size=options["test_size"], random_state=seed,
                 stratify=y if task != "regression" else None)
         except ValueError as error:
-            raise DataError(f"{where}.test_size: cannot split {len(y)} samples: {error}") from None
+            classes_in = "" if task == "regression" else f" of {num_classes} classes" + (
+                f" (labels: {loaded.labels})" if loaded.labels else "")
+            raise DataError(f"{where}.test_size: cannot split {len(y)} samples{classes_in}: "
+                            f"{error}") from None
     if options["scale"] != 1:
         x, x_test = x / np.float32(options["scale"]), x_test / np.float32(options["scale"])
     if options["standardize"]:

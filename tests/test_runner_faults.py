@@ -87,27 +87,30 @@ def test_overwrite_with_a_bad_config_keeps_the_old_run(capsys, config_path, fini
     assert snapshot(out) == before
 
 
-def test_overwrite_keeps_the_old_checkpoint_until_its_first_new_one(capsys, config_path, finished,
-                                                                    monkeypatch):
+def test_overwrite_keeps_the_old_run_whole_until_its_first_new_checkpoint(capsys, config_path,
+                                                                          finished, monkeypatch):
     out, before = finished
-    (out / "steps.jsonl").write_text("from an older run\n")  # a file the new run does not write
+    (out / "steps.csv").write_text("from an older run\n")  # a file the new run does not write
+    before = snapshot(out)
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(training.loop, "save_checkpoint", interrupted)
     capsys.readouterr()
-    assert run(config_path, out, "--set", "epochs=1", "--set", "seed=9", "--overwrite") == 130
+    new_run = ["--set", "epochs=1", "--set", "seed=9", "--set", "output.step_metrics=true"]
+    assert run(config_path, out, *new_run, "--overwrite") == 130
     err = capsys.readouterr().err
     assert "before this run's first checkpoint" in err and err.strip().endswith("--overwrite")
     after = snapshot(out)
-    assert after["checkpoint.npz"] == before["checkpoint.npz"]
-    assert after["metrics.jsonl"] == before["metrics.jsonl"]
-    assert "steps.jsonl" in after
+    assert after.pop("steps.jsonl.new")  # the new run's steps, staged beside the old run
+    assert after == before
     monkeypatch.undo()
-    assert run(config_path, out, "--set", "epochs=1", "--set", "seed=9", "--overwrite") == 0
-    assert "steps.jsonl" not in snapshot(out)  # removed with the new run's first checkpoint
-    assert snapshot(out)["checkpoint.npz"] != before["checkpoint.npz"]
+    assert run(config_path, out, *new_run, "--overwrite") == 0
+    after = snapshot(out)
+    assert set(after) == {"config.toml", "checkpoint.npz", "metrics.jsonl", "steps.jsonl"}
+    assert all(after[name] != before[name] for name in ("config.toml", "checkpoint.npz"))
+    assert len(strict_json(out / "steps.jsonl")) == 8
 
 
 # --- divergence ------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from .parallel import (check_batch_size, metric_results, on_root, random_states,
 from .plot import MISSING, plot_curves
 from .records import MetricsFile, RecordsError
 from .runfolder import (CHECKPOINT, ConfigChanged, RunError, changed_keys, check_folder,
-                        prepare_folder, remove_leftovers, write_config, writing)
+                        existing_files, prepare_folder, remove_leftovers, write_config, writing)
 
 __all__ = ["ConfigChanged", "Diverged", "Interrupted", "RunError", "evaluate", "train",
            "train_step"]
@@ -159,6 +159,8 @@ class _Run:
     def __init__(self, run_dir: Path, resume: bool):
         self.run_dir, self.resume = run_dir, resume
         self.wrote = False
+        self.replacing = False  # the folder held another run when this one started
+        self.committed = resume  # the folder's records are this run's (no longer staged)
         self.last_saved: int | None = None
 
 
@@ -176,8 +178,8 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
     start_rank_stream(seed)
     root = fw.distributed.is_root()
     fmt = config["output"]["format"]
-    metrics_file = MetricsFile(run_dir, "metrics", fmt, replace=not resume)
-    steps_file = MetricsFile(run_dir, "steps", fmt, replace=not resume) \
+    metrics_file = MetricsFile(run_dir, "metrics", fmt, staged=not resume)
+    steps_file = MetricsFile(run_dir, "steps", fmt, staged=not resume) \
         if config["output"]["step_metrics"] and root else None
     for group in training.groups:  # slots before any restore or broadcast: the same everywhere
         group.optimizer.build(group.variables)
@@ -257,14 +259,16 @@ def _start_writing(run: _Run, config: dict[str, Any], metrics_file: MetricsFile,
                    steps_file: MetricsFile | None, extra: dict[str, Any] | None,
                    goes_on: bool) -> None:
     """The run's first writes (root only): the folder, records cut back to the checkpoint on
-    resume, and ``config.toml``, unless a resume trains no further than its checkpoint."""
+    resume, and ``config.toml``, unless a resume trains no further than its checkpoint or the
+    run replaces one in the folder (then the first checkpoint writes it)."""
+    run.replacing = extra is None and bool(existing_files(run.run_dir))
     removed = prepare_folder(run.run_dir)
     run.wrote = True
     if removed:
         log(f"removed {', '.join(removed)} from {run.run_dir}: left by a run killed while saving")
     if extra is not None:
         _cut_records(metrics_file, steps_file, extra)
-    if goes_on:
+    if goes_on and not run.replacing:  # replacing a run: with its first checkpoint
         write_config(run.run_dir, config)
 
 
@@ -287,22 +291,38 @@ def _cut_records(metrics_file: MetricsFile, steps_file: MetricsFile | None,
 def _save_epoch(run: _Run, training: Training, extra: dict[str, Any], metrics_file: MetricsFile,
                 steps_file: MetricsFile | None) -> bool:
     """The checkpoint, then the epoch's record (root only); False where the weights are not
-    finite, so that the last good checkpoint stays. A new run's first checkpoint also removes
-    the files of an earlier run in the folder that this one does not write."""
+    finite, so that the last good checkpoint stays. A new run's first checkpoint also puts its
+    staged records and config in the place of an earlier run's (``_replace_old_run``)."""
     saved = finite_weights(training.model.variables)
     if saved:
         with writing(run.run_dir / CHECKPOINT):
             save_checkpoint(run.run_dir / CHECKPOINT, training.model, training.optimizers,
                             extra=extra)
-        if run.last_saved is None and not run.resume:
-            written = {"config.toml", CHECKPOINT, metrics_file.path.name}
-            if steps_file is not None:
-                written.add(steps_file.path.name)
-            remove_leftovers(run.run_dir, written)
         run.last_saved = extra["epoch"]
+    if not run.committed and (saved or not run.replacing):
+        _replace_old_run(run, extra["config"], metrics_file, steps_file)
     with writing(metrics_file.path):
         metrics_file.append(extra["record"])
+        if run.committed:
+            metrics_file.commit()
     return saved
+
+
+def _replace_old_run(run: _Run, config: dict[str, Any], metrics_file: MetricsFile,
+                     steps_file: MetricsFile | None) -> None:
+    """At a new run's first checkpoint (or first epoch, in a folder that held no run): its
+    staged steps and ``config.toml`` take the place of an earlier run's, whose files this run
+    does not write are removed."""
+    run.committed = True
+    with writing(run.run_dir):
+        if steps_file is not None:
+            steps_file.commit()
+        if run.replacing:
+            write_config(run.run_dir, config)
+        written = {"config.toml", CHECKPOINT, metrics_file.path.name}
+        if steps_file is not None:
+            written.add(steps_file.path.name)
+        remove_leftovers(run.run_dir, written)
 
 
 def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[str, Any],

@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 
+STAGED = ".new"  # the suffix of a new run's records until its first checkpoint
+
+
 class RecordsError(ValueError):
     """A metrics file holds a line that is not a record; the message names file and line."""
 
@@ -30,23 +33,33 @@ class RecordsError(ValueError):
 class MetricsFile:
     """Append-only records in ``path`` (``.jsonl`` or ``.csv``, from ``fmt``).
 
-    With ``replace=True`` (a new run), the first ``append`` replaces a file an earlier run left
-    there, in one rename, rather than appending to it: until then that file is untouched.
+    With ``staged=True`` (a new run), records go to ``path`` + ``STAGED`` until ``commit``
+    renames that file over ``path``: a file an earlier run left there stays whole until then.
     """
 
-    def __init__(self, directory: Path, stem: str, fmt: str, replace: bool = False):
+    def __init__(self, directory: Path, stem: str, fmt: str, staged: bool = False):
         self.path = Path(directory) / f"{stem}.{fmt}"
         self.fmt = fmt
-        self._replace = replace
+        self._staged = self.path.with_name(self.path.name + STAGED) if staged else None
+        self._fresh = staged  # the staged file starts empty, whatever a killed run left
 
     def append(self, record: dict[str, Any]) -> None:
-        if self._replace:
-            _write_replacing(self.path, self._header(record) + self._line(record))
-            self._replace = False
-            return
-        with _appending(self.path) as (handle, size):
+        target = self._staged or self.path
+        if self._fresh:
+            target.unlink(missing_ok=True)
+            self._fresh = False
+        with _appending(target) as (handle, size):
             text = (self._header(record) if size == 0 else "") + self._line(record)
             _write_all(handle, text.encode("utf-8"))
+
+    def commit(self) -> None:
+        """Put the staged records in place (one rename) and append there from now on."""
+        if self._staged is None:
+            return
+        if self._fresh:  # nothing recorded yet: the new run's file starts empty
+            self._staged.write_text("", encoding="utf-8")
+        os.replace(self._staged, self.path)
+        self._staged, self._fresh = None, False
 
     def _header(self, record: dict[str, Any]) -> str:
         return _csv_line(list(record)) if self.fmt == "csv" else ""
@@ -60,14 +73,15 @@ class MetricsFile:
     def read(self) -> list[dict[str, Any]]:
         """The records so far, with numbers as numbers (CSV cells are parsed back) and a value
         that was not finite as None."""
-        if not self.path.exists():
+        path = self._staged or self.path
+        if not path.exists():
             return []
-        return [record for _, _, record in self._parsed(self._lines())]
+        return [record for _, _, record in self._parsed(self._lines(path))]
 
     def truncate(self, key: str, last: int, then: dict[str, Any] | None = None) -> None:
         """Keep the records whose ``key`` (epoch or step) is at most ``last``, byte for byte,
         and append ``then`` after them, all in one rename."""
-        lines = self._lines() if self.path.exists() else []
+        lines = self._lines(self.path) if self.path.exists() else []
         if lines and not lines[-1].endswith("\n"):
             lines = lines[:-1]  # a record cut short by a killed process: never complete
         header = lines[:1] if self.fmt == "csv" else []
@@ -77,11 +91,11 @@ class MetricsFile:
         if kept or self.path.exists():
             _write_replacing(self.path, "".join(kept))
 
-    def _lines(self) -> list[str]:
+    def _lines(self, path: Path) -> list[str]:
         try:
-            return self.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            return path.read_text(encoding="utf-8").splitlines(keepends=True)
         except UnicodeDecodeError as error:
-            raise RecordsError(f"{self.path}: not a text file of records ({error})") from None
+            raise RecordsError(f"{path}: not a text file of records ({error})") from None
 
     def _parsed(self, lines: list[str]) -> list[tuple[int, str, dict[str, Any]]]:
         """``(line number, line, record)`` for each record line."""

@@ -7,10 +7,11 @@ which the runner never touches. Its rules, in the order a run meets them:
   a file, a run already there without ``--resume``/``--overwrite``, a ``--resume`` without a
   checkpoint are refused while the folder is exactly as it was. The runner then loads the data
   and builds the model; only a run that got that far touches the folder.
-- **Replaced as the new files are written.** ``--overwrite`` deletes nothing up front: each of
-  the old run's files stays until the new run writes its own (the checkpoint by an atomic
-  rename), and the old files the new run does not write at all (another metrics format, say)
-  go with its first checkpoint (``remove_leftovers``).
+- **Replaced at the new run's first checkpoint.** ``--overwrite`` deletes nothing up front:
+  until the new run has written its first checkpoint (an atomic rename), the folder holds the
+  old run as it was, the new run's records being staged beside it (``records.STAGED``). Then
+  the new ``config.toml`` and records take the old ones' place, and the old files the new run
+  does not write at all (another metrics format, say) go (``remove_leftovers``).
 - **Crash leftovers cleared.** ``prepare_folder`` removes the temporary files a process killed
   in the middle of a save left behind.
 - **Every write failure is one line.** ``writing`` turns the ``OSError`` of a full or read-only
@@ -29,6 +30,7 @@ from typing import Any
 
 from .checkpoint import remove_stale_temporaries
 from .config import dump_toml, render_key
+from .records import STAGED
 
 CHECKPOINT = "checkpoint.npz"
 RUN_FILES = ("config.toml", CHECKPOINT, "metrics.jsonl", "metrics.csv", "steps.jsonl",
@@ -94,11 +96,11 @@ def prepare_folder(run_dir: Path) -> list[str]:
     with writing(run_dir):
         run_dir.mkdir(parents=True, exist_ok=True)
         removed = remove_stale_temporaries(run_dir / CHECKPOINT)
-        for name in RUN_FILES:  # the records' own temporary copies (records.py)
-            leftover = run_dir / f"{name}.tmp"
-            if leftover.exists():
-                leftover.unlink()
-                removed.append(leftover.name)
+        for name in RUN_FILES:  # the records' temporary and staged copies (records.py)
+            for leftover in (run_dir / f"{name}.tmp", run_dir / f"{name}{STAGED}"):
+                if leftover.exists():
+                    leftover.unlink()
+                    removed.append(leftover.name)
     return removed
 
 

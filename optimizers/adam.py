@@ -14,10 +14,11 @@ class Adam(Optimizer):
     ``w -= lr_t * m / (sqrt(v) + epsilon)`` with ``lr_t = lr sqrt(1 - beta_2^t) / (1 - beta_1^t)``;
     ``amsgrad`` divides by the running maximum of ``v`` instead."""
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
         for value, what in ((beta_1, "beta_1"), (beta_2, "beta_2")):
             if isinstance(value, bool) or not 0 <= value < 1:
                 raise ValueError(f"{type(self).__name__}: {what} must be in [0, 1), "
@@ -79,9 +80,8 @@ class AdamW(Adam):
     """Adam with decoupled weight decay: before each Adam step, ``w -= w * weight_decay * lr``."""
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
-                 epsilon=1e-7, amsgrad=False, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None):
+                 epsilon=1e-7, amsgrad=False, **kwargs):
         if weight_decay is None:
             raise ValueError("AdamW: weight_decay must be a number (Adam is AdamW without it)")
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
-                         clipnorm, clipvalue, global_clipnorm, name)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad,
+                         weight_decay=weight_decay, **kwargs)

@@ -11,6 +11,10 @@ from .backend import get_backend, set_backend, to_device as _to_device_array
 from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
 from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
+from . import initializers
+from .initializers import (constant_initializer, glorot_uniform_initializer, ones_initializer,
+                           random_normal_initializer, random_uniform_initializer,
+                           zeros_initializer)
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
@@ -27,4 +31,6 @@ __all__ = sorted(set(_ops_all) | {
     "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
-    "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"})
+    "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like",
+    "initializers", "constant_initializer", "glorot_uniform_initializer", "ones_initializer",
+    "random_normal_initializer", "random_uniform_initializer", "zeros_initializer"})

@@ -1,9 +1,10 @@
 """Keras-style optimizers on the framework: ``from optimizers import SGD, Adam``.
 
-``base`` holds ``Optimizer`` (validation, clipping, weight decay, moving averages, gradient
-accumulation, lazy slots, state) and ``checks`` its argument checks; one module per algorithm
-holds its update formula; ``layout`` how variables are grouped for an update; ``schedules`` the
-learning-rate schedules.
+``base`` holds ``Optimizer`` (validation, clipping, weight decay, lazy slots, state),
+``common`` what every Keras optimizer adds (gradient accumulation, moving averages, loss
+scaling, configs) and ``checks`` the argument checks; one module per algorithm holds its update
+formula; ``layout`` how variables are grouped for an update; ``schedules`` the learning-rate
+schedules.
 """
 from . import schedules
 from .adadelta import Adadelta

@@ -19,7 +19,6 @@ and a big variable is updated a block at a time, each block's passes running in 
 and alone: a subclass that overrides ``_update_step`` is updated that way unless it declares
 its own step elementwise too.
 """
-import inspect
 import math
 import re
 import warnings
@@ -32,15 +31,15 @@ from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 
 from . import checks
+from .common import ACCUMULATOR, AVERAGE, KerasCommon
 from .layout import Plan, blocks
-from .schedules import SCHEDULES, LearningRateSchedule
+from .schedules import LearningRateSchedule
 
 # The optimizers by Keras's names (``"adam"``): each optimizer class registers itself.
 OPTIMIZERS = Registry("optimizer")
-_AVERAGE, _ACCUMULATOR = "average", "gradient_accumulator"
 
 
-class Optimizer:
+class Optimizer(KerasCommon):
     """Base class of the optimizers; subclasses define their slots and ``_update_step``.
 
     The arguments are Keras's common ones: ``weight_decay`` (decoupled: ``w -= w * wd * lr``
@@ -140,8 +139,8 @@ class Optimizer:
         return list(self._all_slot_names())
 
     def _all_slot_names(self):
-        return (self._slot_names + ((_AVERAGE,) if self.use_ema else ())
-                + ((_ACCUMULATOR,) if self.gradient_accumulation_steps else ()))
+        return (self._slot_names + ((AVERAGE,) if self.use_ema else ())
+                + ((ACCUMULATOR,) if self.gradient_accumulation_steps else ()))
 
     def _slot_initial_value(self, slot_name):
         return 0.0
@@ -232,7 +231,6 @@ class Optimizer:
             group.gather(grads)
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
-        self._prepare_step(step)
         for group in plan.groups:
             self._update_step(group.gradient, group.value, group.update_slots, learning_rate,
                               step)
@@ -242,67 +240,11 @@ class Optimizer:
                     blocks(arrays) if self.elementwise_update else (arrays,)):
                 self._update_step(gradient, value, slot_values, learning_rate, step)
 
-    def _prepare_step(self, step):
-        """Called once per update, before ``_update_step`` on its arrays: for what an update
-        computes once for all variables (Nadam's momentum schedule)."""
-
     def _update_step(self, gradient, variable, slots, learning_rate, step):
         """Update the array ``variable`` in place from ``gradient``; ``slots`` are its slots'
         arrays, ``step`` counts updates from 1. With ``elementwise_update``, the arrays may be
         several variables' concatenated (``optimizers.layout.Group``) or a block of one."""
         raise NotImplementedError(f"{type(self).__name__} must define _update_step")
-
-    def _accumulated(self, grads, variables, applies):
-        """Keras's accumulation: add the gradients into each variable's accumulator; on every
-        ``gradient_accumulation_steps``-th call return ``(gradient + accumulator) / steps``
-        instead and zero the accumulators (else None: no update this call)."""
-        column = self._all_slot_names().index(_ACCUMULATOR)
-        means = []
-        for gradient, variable in zip(grads, variables):
-            accumulator = self._slots[variable][column]._value
-            if applies:
-                mean = gradient + accumulator
-                mean /= self.gradient_accumulation_steps
-                means.append(mean)
-                accumulator.fill(0)
-            else:
-                accumulator += gradient
-        return means if applies else None
-
-    def _update_averages(self, plan, applied):
-        """Keras's moving averages, on every call: ``a = m a + (1 - m) w``, with ``m`` 0 until
-        the first update is counted (so the average starts at the weights); then, every
-        ``ema_overwrite_frequency`` updates, the weights take their averages."""
-        column = self._all_slot_names().index(_AVERAGE)
-        pairs = plan.columns(column, self._slots)
-        for value, average in pairs:
-            momentum = value.dtype.type(self.ema_momentum if applied else 0.0)
-            (scaled,) = self._scratch(value, 1)
-            np.multiply(value, 1 - momentum, out=scaled)
-            average *= momentum
-            average += scaled
-        frequency = self.ema_overwrite_frequency
-        if frequency and (applied + 1) % frequency == 0:
-            for value, average in pairs:
-                value[...] = average
-
-    def finalize_variable_values(self, var_list):
-        """With ``use_ema``, write each variable's moving average into it (Keras's end of
-        training); else leave them. Every variable is checked before any is written."""
-        if not self.use_ema:
-            return
-        var_list = list(var_list)
-        for variable in var_list:
-            if variable not in self._slots:
-                raise ValueError(f"optimizer '{self.name}' has no moving average of variable "
-                                 f"'{getattr(variable, 'name', variable)}': it has not updated "
-                                 f"it")
-        for variable in var_list:
-            variable.assign(self.get_slot(variable, _AVERAGE))
-
-    def scale_loss(self, loss):
-        """``loss`` times ``loss_scale_factor`` (the gradients are divided by it again)."""
-        return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
 
     def _checked_pairs(self, grads_and_vars):
         pairs = list(grads_and_vars)
@@ -408,28 +350,7 @@ class Optimizer:
         grads = tape.gradient(loss, var_list)
         return self.apply_gradients(zip(grads, var_list))
 
-    # --- configuration and state ----------------------------------------------------------------
-    def get_config(self):
-        """Keras's config: every constructor argument by its name, the learning rate as a
-        number or a serialized schedule (a plain callable cannot be written down)."""
-        config = {name: getattr(self, name)
-                  for name in inspect.signature(type(self)).parameters}
-        rate = self._learning_rate
-        if isinstance(rate, LearningRateSchedule):
-            config["learning_rate"] = SCHEDULES.serialize(rate)
-        elif callable(rate):
-            raise ValueError(f"optimizer '{self.name}': a learning rate given as a plain "
-                             f"callable cannot be serialized; use a schedule")
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        """The optimizer ``get_config`` describes (a fresh one: no state)."""
-        config = dict(config)
-        if isinstance(config.get("learning_rate"), dict):
-            config["learning_rate"] = SCHEDULES.get(config["learning_rate"])
-        return cls(**config)
-
+    # --- state ----------------------------------------------------------------------------------
     def get_state(self):
         """Everything a resumed run needs, as host values: ``iterations`` (the number of
         calls, from which ``iterations`` proper, the schedule's position and Nadam's momentum

@@ -10,18 +10,16 @@ from operator import attrgetter, is_
 
 import numpy as np
 
-# Which variables are updated in a group, measured with Adam on float32, 2 threads (the time of
-# 8 to 128 variables of n elements grouped, over their per-variable time; best of 25 runs):
-# n = 2,048: 0.5; 4,096: 0.7-0.85; 6,400: 0.8-0.9; 8,192: 0.85-1.05; 12,000 and more: 1.0-1.3,
-# the gather and scatter copies outgrowing the dozen NumPy calls saved. With 512 variables
-# (10 MB and more, past the caches), 6,400 came out even and 8,192 at 1.15. Cutting groups at
-# GROUP_BYTES matters there (512 x 8,192 in one group: 1.5); larger cuts gained nothing.
+# Which variables are updated in a group: grouping saves a variable the dozen NumPy calls of
+# its own update and costs it a copy of its gradient into the group's buffer, which outgrows
+# the calls saved for variables much bigger than the limit below; cutting groups at
+# GROUP_BYTES keeps many small variables from making one group past the caches. (The
+# measurements behind both: the README's optimizer section.)
 GROUPED_VARIABLE_BYTES = 32 * 1024  # the largest variable updated in a group (8,192 float32)
 GROUP_BYTES = 256 * 1024  # the most one group's flat array holds (65,536 float32)
-# A big variable is updated a block at a time, so that the dozen passes of an update run over
-# blocks of its arrays held in the cache rather than over whole arrays from memory: Adam on
-# the 1.8M float32 weights of a 784-1024-1024-10 MLP takes 4.2 ms whole, 3.7-3.8 ms in 1 MB
-# blocks (0.25, 0.5 or 2 MB blocks: 3.8-3.9 ms).
+# A big variable is updated a block at a time, so that the dozen passes of an elementwise
+# update run over blocks of its arrays held in the cache rather than over whole arrays from
+# memory.
 BLOCK_BYTES = 1024 * 1024
 _value_of = attrgetter("_value")
 

@@ -32,6 +32,3 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
     "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"})
-__all__ = sorted(set(__all__) | {
-    "initializers", "constant_initializer", "glorot_uniform_initializer", "ones_initializer",
-    "random_normal_initializer", "random_uniform_initializer", "zeros_initializer"})

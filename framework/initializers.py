@@ -12,7 +12,6 @@ They live in ``framework`` so that TensorFlow's ``fw.zeros_initializer()``,
 ``fw.random_normal_initializer(...)``, ... are these very classes; ``layers.initializers`` is
 the Keras view of the same objects. ``INITIALIZERS`` is their one registry.
 """
-import inspect
 import math
 
 import numpy as np
@@ -21,7 +20,7 @@ from . import random
 from .creation import eye, ones, zeros
 from .dtypes import as_dtype, float32
 from .ops import cast
-from .registry import Registry
+from .registry import Configurable, Registry
 from .tensor import constant, convert_to_tensor
 
 __all__ = ["INITIALIZERS", "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform",
@@ -35,23 +34,12 @@ _TRUNCATION_STDDEV = 0.87962566103423978
 INITIALIZERS = Registry("initializer")
 
 
-class Initializer:
+class Initializer(Configurable):
     """Base class: ``__call__(shape, dtype=None)`` returns a tensor of that shape; a subclass
     keeps each constructor argument as the attribute of the same name (``get_config``)."""
 
     def __call__(self, shape, dtype=None):
         raise NotImplementedError(f"{type(self).__name__} must define __call__(shape, dtype)")
-
-    def get_config(self):
-        return {name: getattr(self, name) for name in inspect.signature(type(self)).parameters}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({fields})"
 
 
 def _shape(shape):

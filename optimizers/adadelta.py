@@ -1,8 +1,6 @@
 """Adadelta with Keras 3's update formula, defaults and slots."""
 import numpy as np
 
-from framework import kernels
-
 from . import checks
 from .base import OPTIMIZERS, Optimizer
 
@@ -27,8 +25,7 @@ class Adadelta(Optimizer):
         scalar = variable.dtype.type
         constants = (scalar(self.rho), scalar(1 - self.rho), scalar(learning_rate),
                      scalar(self.epsilon))
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
-            kernels.update("adadelta", gradient, variable, slots, constants)
+        if self._fused("adadelta", gradient, variable, slots, constants):
             return
         rho, mix, lr, epsilon = constants
         descent, tmp = self._scratch(variable, 2)  # descent: -d

@@ -1,8 +1,6 @@
 """Adamax (Adam under the infinity norm) with Keras 3's update formula, defaults and slots."""
 import numpy as np
 
-from framework import kernels
-
 from . import checks
 from .base import OPTIMIZERS, Optimizer
 
@@ -17,9 +15,7 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate, **kwargs)
-        checks.check_fraction(beta_1, "beta_1", "Adamax")
-        checks.check_fraction(beta_2, "beta_2", "Adamax")
-        checks.check_non_negative(epsilon, "epsilon", "Adamax")
+        checks.check_adam_family("Adamax", beta_1, beta_2, epsilon)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self._slot_names = ("momentum", "norm")
 
@@ -28,8 +24,7 @@ class Adamax(Optimizer):
         scalar = variable.dtype.type
         constants = (scalar(1 - self.beta_1), scalar(self.beta_2), scalar(learning_rate),
                      scalar(1) - scalar(self.beta_1) ** scalar(step), scalar(self.epsilon))
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
-            kernels.update("adamax", gradient, variable, slots, constants)
+        if self._fused("adamax", gradient, variable, slots, constants):
             return
         mix_1, beta_2, lr, debias, epsilon = constants
         tmp, denominator = self._scratch(variable, 2)

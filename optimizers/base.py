@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 import framework as fw
-from framework import backend
+from framework import backend, kernels
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 
@@ -239,6 +239,14 @@ class Optimizer(KerasCommon):
             for gradient, value, *slot_values in (
                     blocks(arrays) if self.elementwise_update else (arrays,)):
                 self._update_step(gradient, value, slot_values, learning_rate, step)
+
+    def _fused(self, kernel, gradient, variable, slots, constants):
+        """Run the fused GPU kernel ``fw_<kernel>`` (``kernels.update``) when the arrays are on
+        the device and it takes them; whether it did (else the NumPy path is the caller's)."""
+        if variable.__class__ is np.ndarray or not kernels.fits(variable, gradient, *slots):
+            return False
+        kernels.update(kernel, gradient, variable, slots, constants)
+        return True
 
     def _update_step(self, gradient, variable, slots, learning_rate, step):
         """Update the array ``variable`` in place from ``gradient``; ``slots`` are its slots'

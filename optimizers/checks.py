@@ -24,6 +24,13 @@ def check_non_negative(value, what, owner):
         raise ValueError(f"{owner}: {what} must be >= 0, got {value!r}")
 
 
+def check_adam_family(owner, beta_1, beta_2, epsilon):
+    """Adam's, Nadam's and Adamax's arguments: betas in [0, 1), epsilon >= 0."""
+    check_fraction(beta_1, "beta_1", owner)
+    check_fraction(beta_2, "beta_2", owner)
+    check_non_negative(epsilon, "epsilon", owner)
+
+
 def check_common(weight_decay, use_ema, ema_momentum, ema_overwrite_frequency,
                  loss_scale_factor, gradient_accumulation_steps):
     """Keras's checks of the arguments every optimizer takes."""

@@ -1,8 +1,6 @@
 """FTRL-Proximal with Keras 3's update formula, defaults and slots."""
 import numpy as np
 
-from framework import kernels
-
 from . import checks
 from .base import OPTIMIZERS, Optimizer
 
@@ -49,8 +47,7 @@ class Ftrl(Optimizer):
         constants = (lr, scalar(-self.learning_rate_power),
                      scalar(self.l1_regularization_strength),
                      scalar(2 * self.l2_shrinkage_regularization_strength), scalar(2) * l2)
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
-            kernels.update("ftrl", gradient, variable, slots, constants)
+        if self._fused("ftrl", gradient, variable, slots, constants):
             return
         lr, power, l1, shrinkage, two_l2 = constants
         new, powered, tmp = self._scratch(variable, 3)

@@ -1,8 +1,6 @@
 """Lion (evolved sign momentum) with Keras 3's update formula, defaults and slot."""
 import numpy as np
 
-from framework import kernels
-
 from . import checks
 from .base import OPTIMIZERS, Optimizer
 
@@ -30,8 +28,7 @@ class Lion(Optimizer):
         beta_1, beta_2 = scalar(self.beta_1), scalar(self.beta_2)
         constants = (beta_1, scalar(1) - beta_1, beta_2, scalar(1) - beta_2,
                      scalar(learning_rate))
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
-            kernels.update("lion", gradient, variable, slots, constants)
+        if self._fused("lion", gradient, variable, slots, constants):
             return
         beta_1, mix_1, beta_2, mix_2, lr = constants
         direction, tmp = self._scratch(variable, 2)

@@ -1,9 +1,8 @@
 """Nadam (Adam with Nesterov momentum) with Keras 3's update formula, defaults and slots."""
 import numpy as np
 
-from framework import kernels
-
 from . import checks
+from .adam import update_moments
 from .base import OPTIMIZERS, Optimizer
 
 
@@ -19,9 +18,7 @@ class Nadam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate, **kwargs)
-        checks.check_fraction(beta_1, "beta_1", "Nadam")
-        checks.check_fraction(beta_2, "beta_2", "Nadam")
-        checks.check_non_negative(epsilon, "epsilon", "Nadam")
+        checks.check_adam_family("Nadam", beta_1, beta_2, epsilon)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self._slot_names = ("momentum", "velocity")
         self._products = {}  # scalar type -> (step, P_step): Keras's u_product, kept running
@@ -50,19 +47,12 @@ class Nadam(Optimizer):
         constants = (one - beta_1, one - beta_2, u_next, one - product * u_next, one - u_t,
                      one - product, one - beta_2 ** scalar(step), scalar(learning_rate),
                      scalar(self.epsilon))
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
-            kernels.update("nadam", gradient, variable, slots, constants)
+        if self._fused("nadam", gradient, variable, slots, constants):
             return
         mix_1, mix_2, u_next, next_debias, one_minus_u_t, debias, debias_2, lr, epsilon = \
             constants
         m_hat, tmp = self._scratch(variable, 2)
-        np.subtract(gradient, m, out=tmp)
-        tmp *= mix_1
-        m += tmp
-        np.multiply(gradient, gradient, out=tmp)
-        tmp -= v
-        tmp *= mix_2
-        v += tmp
+        update_moments(gradient, m, v, mix_1, mix_2, tmp)
         np.multiply(m, u_next, out=m_hat)
         m_hat /= next_debias
         np.multiply(gradient, one_minus_u_t, out=tmp)

@@ -7,13 +7,12 @@ rate converted to a float32 tensor sets the dtype), so that a step on a boundary
 a warm restart) falls on the same side as in Keras. ``get_config``/``from_config`` (and
 ``SCHEDULES.serialize``/``get``) write a schedule down and read it back.
 """
-import inspect
 import itertools
 import math
 
 import numpy as np
 
-from framework.registry import Registry
+from framework.registry import Configurable, Registry
 
 __all__ = ["SCHEDULES", "CosineDecay", "CosineDecayRestarts", "ExponentialDecay",
            "InverseTimeDecay", "LearningRateSchedule", "PiecewiseConstantDecay",
@@ -25,24 +24,13 @@ _F = np.float32
 _PI = _F(math.pi)
 
 
-class LearningRateSchedule:
+class LearningRateSchedule(Configurable):
     """Base class: ``__call__(step)`` returns the learning rate at integer ``step``; a
     subclass keeps each constructor argument as the attribute of the same name, which is what
     ``get_config`` writes down."""
 
     def __call__(self, step):
         raise NotImplementedError(f"{type(self).__name__} must define __call__(step)")
-
-    def get_config(self):
-        return {name: getattr(self, name) for name in inspect.signature(type(self)).parameters}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({fields})"
 
 
 def _positive_steps(decay_steps, schedule, what="decay_steps"):
@@ -52,24 +40,29 @@ def _positive_steps(decay_steps, schedule, what="decay_steps"):
     return decay_steps
 
 
+class _RateDecay(LearningRateSchedule):
+    """A decay by ``decay_rate`` over ``step / decay_steps`` (floored with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name=None):
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = _positive_steps(decay_steps, name or type(self).__name__)
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name or type(self).__name__
+
+    def _ratio(self, step):
+        ratio = _F(step) / _F(self.decay_steps)
+        return np.floor(ratio) if self.staircase else ratio
+
+
 @SCHEDULES.register
-class ExponentialDecay(LearningRateSchedule):
+class ExponentialDecay(_RateDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with ``staircase`` the
     exponent is floored, so the rate drops in steps every ``decay_steps``."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="ExponentialDecay"):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = _positive_steps(decay_steps, name)
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step):
-        exponent = _F(step) / _F(self.decay_steps)
-        if self.staircase:
-            exponent = np.floor(exponent)
-        return float(_F(self.initial_learning_rate) * _F(self.decay_rate) ** exponent)
+        return float(_F(self.initial_learning_rate) * _F(self.decay_rate) ** self._ratio(step))
 
 
 @SCHEDULES.register
@@ -99,23 +92,13 @@ class PolynomialDecay(LearningRateSchedule):
 
 
 @SCHEDULES.register
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``; with ``staircase``
     the ratio ``step / decay_steps`` is floored."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name="InverseTimeDecay"):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = _positive_steps(decay_steps, name)
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step):
-        ratio = _F(step) / _F(self.decay_steps)
-        if self.staircase:
-            ratio = np.floor(ratio)
-        return float(_F(self.initial_learning_rate) / (_F(1) + _F(self.decay_rate) * ratio))
+        return float(_F(self.initial_learning_rate)
+                     / (_F(1) + _F(self.decay_rate) * self._ratio(step)))
 
 
 def _cosine(fraction, alpha, scale=_F(1)):

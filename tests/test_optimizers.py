@@ -658,14 +658,17 @@ def test_grouped_slots_read_and_write_through_get_slot(ungrouped):
 
 @pytest.mark.parametrize("into", ["a fresh optimizer", "the same optimizer"])
 def test_state_round_trip_then_more_steps_equals_an_uninterrupted_run(into):
-    def make():
-        return Adam(0.01, amsgrad=True)
+    assert_resumes_bit_exact(lambda: Adam(0.01, amsgrad=True), into)
 
+
+def assert_resumes_bit_exact(make, into="a fresh optimizer", before=3, after=3):
+    """``before`` steps, ``get_state``, ``after`` more; then the weights and that state loaded
+    ``into`` an optimizer, and the same ``after`` steps: the same bits."""
     variables, optimizer = new_variables(), make()
-    for step in range(3):
+    for step in range(before):
         optimizer.apply_gradients(zip(random_grads(variables, step), variables))
     weights, state = [v.numpy() for v in variables], optimizer.get_state()
-    for step in range(3, 6):
+    for step in range(before, before + after):
         optimizer.apply_gradients(zip(random_grads(variables, step), variables))
     uninterrupted = state_of(variables, optimizer)
     if into == "the same optimizer":  # its slots are grouped already: set_state writes into them
@@ -676,7 +679,7 @@ def test_state_round_trip_then_more_steps_equals_an_uninterrupted_run(into):
     for variable, value in zip(restored, weights):
         variable.assign(host(value))
     resumed.set_state(state)
-    for step in range(3, 6):
+    for step in range(before, before + after):
         resumed.apply_gradients(zip(random_grads(restored, step), restored))
     assert_identical(state_of(restored, resumed), uninterrupted)
 

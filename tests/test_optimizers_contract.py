@@ -12,8 +12,8 @@ import framework as fw
 import optimizers
 from optimizers import (SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Ftrl, Lion, Nadam,
                         Optimizer, RMSprop, schedules)
-from test_optimizers import (GROUPED_SHAPES, assert_identical, host, new_variables,
-                             random_grads, run_steps, state_of, ungrouped)  # noqa: F401
+from test_optimizers import (assert_identical, assert_resumes_bit_exact, host, run_steps,
+                             ungrouped)  # noqa: F401 - ungrouped: a fixture
 
 
 # --- a subclass's step is not assumed elementwise ---------------------------------------------
@@ -110,21 +110,7 @@ def test_updates_in_blocks_equal_whole_updates_bit_for_bit(make, ungrouped, monk
 def test_state_round_trip_then_more_steps_equals_an_uninterrupted_run(make):
     """Slots, moving averages, accumulators (one call into an accumulation here) and the call
     counter, from which Nadam's momentum schedule and the schedule follow: bit-exact."""
-    variables, optimizer = new_variables(), make()
-    for step in range(5):
-        optimizer.apply_gradients(zip(random_grads(variables, step), variables))
-    weights, state = [v.numpy() for v in variables], optimizer.get_state()
-    for step in range(5, 9):
-        optimizer.apply_gradients(zip(random_grads(variables, step), variables))
-    uninterrupted = state_of(variables, optimizer)
-    resumed, restored = make(), new_variables(seed=1)
-    state["slots"] = {new: state["slots"][old] for old, new in zip(variables, restored)}
-    for variable, value in zip(restored, weights):
-        variable.assign(host(value))
-    resumed.set_state(state)
-    for step in range(5, 9):
-        resumed.apply_gradients(zip(random_grads(restored, step), restored))
-    assert_identical(state_of(restored, resumed), uninterrupted)
+    assert_resumes_bit_exact(make, before=5, after=4)
 
 
 # --- moving averages, accumulation, loss scaling ----------------------------------------------

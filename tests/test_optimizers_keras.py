@@ -16,17 +16,14 @@ with open(os.path.join(os.path.dirname(__file__), "reference",
                        "keras_optimizers_reference.json")) as f:
     REFERENCE = json.load(f)
 TRAJECTORIES = REFERENCE["trajectories"]
-SHAPES = [(4, 3), (3,)]
 
 
 def problem():
-    """The recording script's problem, drawn the same way (see its ``problem``)."""
-    rng = np.random.default_rng(18)
-    start = [rng.normal(0, 1, s).astype(np.float32) for s in SHAPES]
-    curvature = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in SHAPES]
-    minimum = [rng.normal(0, 1, s).astype(np.float32) for s in SHAPES]
-    noise = [[rng.normal(0, 0.3, s).astype(np.float32) for s in SHAPES]
-             for _ in range(REFERENCE["steps"])]
+    """The recorded problem: initial weights, curvature, minimum, and each step's noise."""
+    recorded = REFERENCE["problem"]
+    start, curvature, minimum = ([np.array(w, np.float32) for w in recorded[key]]
+                                 for key in ("start", "curvature", "minimum"))
+    noise = [[np.array(n, np.float32) for n in step] for step in recorded["noise"]]
     return start, curvature, minimum, noise
 
 

@@ -3,10 +3,10 @@
 Run it where TensorFlow and Keras 3 are installed (the tests do not need them):
 ``python tests/reference/make_keras_optimizers_reference.py``. It records
 
+- ``problem``: two float32 variables' initial values, and the curvature, minimum and noise
+  that make each step's gradient (``gradient`` below, exact in float32, which the tests repeat);
 - ``trajectories``: 50 steps of each optimizer configuration (defaults, other arguments, weight
-  decay, moving averages, accumulation, loss scaling) on two float32 variables, the gradient of
-  each step computed in NumPy float32 from the variables' values (``gradient`` below, which the
-  tests repeat), with the weights after every step, the final slots, ``iterations`` and the raw
+  decay, moving averages, accumulation, loss scaling) on that problem, with the weights after every step, the final slots, ``iterations`` and the raw
   call counter, and the weights after ``finalize_variable_values``;
 - ``schedules``: each schedule's value at steps 0 to 60 and a few far ones, and its config;
 - ``initializers``: statistics of large seeded draws (mean, std, min, max; for ``Orthogonal``
@@ -215,6 +215,9 @@ def main():
     reference = {
         "keras_version": keras.__version__,
         "steps": STEPS,
+        "problem": dict(zip(("start", "curvature", "minimum", "noise"), (
+            [w.tolist() for w in part] if i < 3 else [[n.tolist() for n in step] for step in part]
+            for i, part in enumerate(problem())))),
         "trajectories": {k: trajectory(*v) for k, v in TRAJECTORIES.items()},
         "schedules": {k: schedule(*v) for k, v in SCHEDULES.items()},
         "initializers": {k: initializer(k, *v) for k, v in INITIALIZERS.items()},

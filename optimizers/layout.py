@@ -10,16 +10,14 @@ from operator import attrgetter, is_
 
 import numpy as np
 
-# Which variables are updated in a group: grouping saves a variable the dozen NumPy calls of
-# its own update and costs it a copy of its gradient into the group's buffer, which outgrows
-# the calls saved for variables much bigger than the limit below; cutting groups at
-# GROUP_BYTES keeps many small variables from making one group past the caches. (The
-# measurements behind both: the README's optimizer section.)
+# Which variables are updated in a group: grouping pays while the dozen NumPy calls it saves
+# outweigh its gather and scatter copies, which grow with the variable, and a group too big for
+# the caches loses again (measured with Adam on float32: the figures are in the README).
 GROUPED_VARIABLE_BYTES = 32 * 1024  # the largest variable updated in a group (8,192 float32)
 GROUP_BYTES = 256 * 1024  # the most one group's flat array holds (65,536 float32)
-# A big variable is updated a block at a time, so that the dozen passes of an elementwise
-# update run over blocks of its arrays held in the cache rather than over whole arrays from
-# memory.
+# A big variable is updated a block at a time, so that the dozen passes of an update run over
+# blocks of its arrays held in the cache rather than over whole arrays from memory (the block
+# size is the best of those measured: the figures are in the README).
 BLOCK_BYTES = 1024 * 1024
 _value_of = attrgetter("_value")
 

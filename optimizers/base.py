@@ -27,6 +27,7 @@ import numpy as np
 
 import framework as fw
 from framework import backend, kernels
+from framework.indexed_slices import gradient_arrays, is_indexed_slices
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 
@@ -208,17 +209,20 @@ class Optimizer(KerasCommon):
         the variable, and then nothing has been updated.
         """
         grads, variables = self._checked_pairs(grads_and_vars)
-        if self.loss_scale_factor is not None:
-            grads = [g / self.loss_scale_factor for g in grads]
         learning_rate = self.learning_rate
         counter = self._iterations
         calls = int(counter._value)
         plan = self._plan(variables)
         steps = self.gradient_accumulation_steps
-        if steps:
-            grads = self._accumulated(grads, variables, (calls + 1) % steps == 0)
+        if steps:  # (the mean the update takes is clipped, dense, as Keras clips it)
+            grads = self._accumulated(gradient_arrays(self._unscaled, grads), variables,
+                                      (calls + 1) % steps == 0)
+            if grads is not None:
+                grads = self._clipped(grads)
+        else:  # (IndexedSlices: their values unscaled and clipped, then made dense)
+            grads = gradient_arrays(self._unscaled_and_clipped, grads)
         if grads is not None:
-            self._apply(plan, self._clipped(grads), learning_rate, self._applied(calls) + 1)
+            self._apply(plan, grads, learning_rate, self._applied(calls) + 1)
         if self.use_ema:
             self._update_averages(plan, self._applied(calls))
         counter._value[()] = calls + 1
@@ -273,7 +277,9 @@ class Optimizer(KerasCommon):
                 missing.append(variable.name)
                 continue
             raw, value = grad._value if isinstance(grad, Tensor) else grad, variable._value
-            if raw.__class__ is not value.__class__ or raw.shape != value.shape \
+            if is_indexed_slices(grad):  # (checked by its values and its dense shape)
+                checks.check_gradient(grad.values._value, grad, variable, grad.shape)
+            elif raw.__class__ is not value.__class__ or raw.shape != value.shape \
                     or raw.dtype != value.dtype or value.dtype.kind != "f":
                 checks.check_gradient(raw, grad, variable)  # (same array type: same device)
             grads.append(raw)
@@ -307,6 +313,9 @@ class Optimizer(KerasCommon):
             del self._plans[other]  # stale (their groups' slots may have moved): free them
         self._plans[key] = plan
         return plan
+
+    def _unscaled_and_clipped(self, grads):
+        return self._clipped(self._unscaled(grads))
 
     def _clipped(self, grads):
         """Keras's clipping: each gradient by its norm, all by their global norm, or by value."""

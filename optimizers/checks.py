@@ -86,17 +86,18 @@ def check_once(variables):
         seen.add(id(variable))
 
 
-def check_gradient(raw, grad, variable):
-    """Say why the array ``raw`` of ``grad`` does not fit ``variable``, if it does not."""
+def check_gradient(raw, grad, variable, shape=None):
+    """Say why the array ``raw`` of ``grad`` (of ``shape``, if not raw's) does not fit
+    ``variable``, if it does not."""
     if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
         raise TypeError(f"the gradient for variable '{variable.name}' is a "
                         f"{type(grad).__name__}; expected a tensor or an array")
     if variable.dtype.kind != "f":
         raise ValueError(f"variable '{variable.name}' has dtype {variable.dtype.name}; only "
                          f"floating variables can be optimized")
-    if tuple(raw.shape) != variable.shape:
+    if (shape or tuple(raw.shape)) != variable.shape:
         raise ValueError(f"the gradient for variable '{variable.name}' has shape "
-                         f"{tuple(raw.shape)}, the variable {variable.shape}")
+                         f"{shape or tuple(raw.shape)}, the variable {variable.shape}")
     if raw.dtype != variable.dtype:
         raise ValueError(f"the gradient for variable '{variable.name}' has dtype "
                          f"{raw.dtype.name}, the variable {variable.dtype.name}; cast it with "

@@ -15,6 +15,11 @@ class KerasCommon:
     """Keras's ``gradient_accumulation_steps``, ``use_ema``/``ema_momentum``/
     ``ema_overwrite_frequency``, ``loss_scale_factor`` and ``get_config``, for ``Optimizer``."""
 
+    def _unscaled(self, grads):
+        """The gradients divided by ``loss_scale_factor`` (new arrays), or as they are."""
+        scale = self.loss_scale_factor
+        return grads if scale is None else [g / scale for g in grads]
+
     def _accumulated(self, grads, variables, applies):
         """Keras's accumulation: add the gradients into each variable's accumulator; on every
         ``gradient_accumulation_steps``-th call return ``(gradient + accumulator) / steps``

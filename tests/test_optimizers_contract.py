@@ -281,3 +281,18 @@ def test_a_checkpoint_resumes_averages_and_accumulators_bit_exact(tmp_path):
     steps(resumed_model, resumed, 5)
     assert_identical([v.numpy() for v in resumed_model.variables + resumed.variables],
                      [v.numpy() for v in model.variables + optimizer.variables])
+
+
+def test_sparse_gradients_are_unscaled_and_clipped_like_dense_ones():
+    values, indices = np.array([[3.0, 4.0], [1.0, 2.0]], np.float32), np.array([0, 2])
+    dense = np.zeros((4, 2), np.float32)
+    dense[indices] = values
+    results = []
+    for grad in (fw.IndexedSlices(fw.constant(values), fw.constant(indices), [4, 2]),
+                 fw.constant(dense)):
+        w = fw.Variable(np.ones((4, 2), np.float32))
+        SGD(0.1, loss_scale_factor=4.0, clipnorm=0.5).apply_gradients([(grad, w)])
+        results.append(w.numpy())
+    expected = 1 - 0.1 * 0.5 * dense / np.linalg.norm(dense)  # |g / 4| > 0.5: clipped
+    for result in results:
+        np.testing.assert_allclose(result, expected, rtol=1e-6)

@@ -157,7 +157,8 @@ m = m * beta_2 + g * one_minus_beta_2;
 """),
     # Keras's FTRL-Proximal; power is -learning_rate_power, two_l2 holds beta / (2 lr).
     "fw_ftrl": Elementwise(
-        "T g, T learning_rate, T power, T l1, T shrinkage, T two_l2", "T w, T accumulator, T linear",
+        "T g, T learning_rate, T power, T l1, T shrinkage, T two_l2",
+        "T w, T accumulator, T linear",
         """
 const T n = accumulator + g * g;
 const T powered = pow(n, power);

@@ -6,8 +6,9 @@ Run it where TensorFlow and Keras 3 are installed (the tests do not need them):
 - ``problem``: two float32 variables' initial values, and the curvature, minimum and noise
   that make each step's gradient (``gradient`` below, exact in float32, which the tests repeat);
 - ``trajectories``: 50 steps of each optimizer configuration (defaults, other arguments, weight
-  decay, moving averages, accumulation, loss scaling) on that problem, with the weights after every step, the final slots, ``iterations`` and the raw
-  call counter, and the weights after ``finalize_variable_values``;
+  decay, moving averages, accumulation, loss scaling) on that problem, with the weights after
+  every step, the final slots, ``iterations`` and the raw call counter, and the weights after
+  ``finalize_variable_values``;
 - ``schedules``: each schedule's value at steps 0 to 60 and a few far ones, and its config;
 - ``initializers``: statistics of large seeded draws (mean, std, min, max; for ``Orthogonal``
   the largest deviation of ``q^T q`` from the identity) and each initializer's config.

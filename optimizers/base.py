@@ -102,10 +102,6 @@ class Optimizer(KerasCommon):
             return wrap(np.array(int(self._iterations) // self.gradient_accumulation_steps))
         return self._iterations
 
-    def _applied(self, calls):
-        steps = self.gradient_accumulation_steps
-        return calls // steps if steps else calls
-
     # --- the learning rate ----------------------------------------------------------------------
     @property
     def learning_rate(self):
@@ -215,16 +211,19 @@ class Optimizer(KerasCommon):
         plan = self._plan(variables)
         steps = self.gradient_accumulation_steps
         if steps:  # (the mean the update takes is clipped, dense, as Keras clips it)
+            applied = calls // steps
             grads = self._accumulated(gradient_arrays(self._unscaled, grads), variables,
                                       (calls + 1) % steps == 0)
             if grads is not None:
                 grads = self._clipped(grads)
         else:  # (IndexedSlices: their values unscaled and clipped, then made dense)
-            grads = gradient_arrays(self._unscaled_and_clipped, grads)
+            applied = calls
+            grads = gradient_arrays(self._clipped if self.loss_scale_factor is None
+                                    else self._unscaled_and_clipped, grads)
         if grads is not None:
-            self._apply(plan, grads, learning_rate, self._applied(calls) + 1)
+            self._apply(plan, grads, learning_rate, applied + 1)
         if self.use_ema:
-            self._update_averages(plan, self._applied(calls))
+            self._update_averages(plan, applied)
         counter._value[()] = calls + 1
         mark_updated(plan.updated)
         return counter

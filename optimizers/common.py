@@ -5,6 +5,8 @@ import inspect
 
 import numpy as np
 
+from framework.tensor import mark_updated
+
 from .schedules import SCHEDULES, LearningRateSchedule
 
 # The slots ``Optimizer`` adds after the algorithm's own, with use_ema and accumulation.
@@ -23,19 +25,24 @@ class KerasCommon:
     def _accumulated(self, grads, variables, applies):
         """Keras's accumulation: add the gradients into each variable's accumulator; on every
         ``gradient_accumulation_steps``-th call return ``(gradient + accumulator) / steps``
-        instead and zero the accumulators (else None: no update this call)."""
+        instead, and zero every accumulator, as Keras does, those of variables without a
+        gradient in this call included (else None: no update this call)."""
         column = self._all_slot_names().index(ACCUMULATOR)
-        means = []
-        for gradient, variable in zip(grads, variables):
-            accumulator = self._slots[variable][column]._value
-            if applies:
-                mean = gradient + accumulator
-                mean /= self.gradient_accumulation_steps
-                means.append(mean)
-                accumulator.fill(0)
-            else:
+        if not applies:
+            for gradient, variable in zip(grads, variables):
+                accumulator = self._slots[variable][column]._value
                 accumulator += gradient
-        return means if applies else None
+            return None
+        steps = self.gradient_accumulation_steps
+        means = [gradient + self._slots[variable][column]._value
+                 for gradient, variable in zip(grads, variables)]
+        for mean in means:
+            mean /= steps
+        accumulators = [slots[column] for slots in self._slots.values()]
+        for accumulator in accumulators:
+            accumulator._value.fill(0)
+        mark_updated(accumulators)
+        return means
 
     def _update_averages(self, plan, applied):
         """Keras's moving averages, on every call: ``a = m a + (1 - m) w``, with ``m`` 0 until

@@ -31,8 +31,8 @@ from . import backend, checkpoint_file
 from .checkpoint_file import CheckpointError, CheckpointReadError
 from .tensor import Variable, wrap
 
-__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "latest_checkpoint",
-           "restore_exactly"]
+__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "CheckpointMismatchError",
+           "CheckpointReadError", "latest_checkpoint", "restore_exactly"]
 
 _STATE_FILE = "checkpoint"
 _JSON_LEAVES = (str, int, float, bool, type(None))
@@ -100,10 +100,10 @@ class Checkpoint:
         save_path = os.fspath(save_path)
         if os.path.isdir(save_path):
             raise CheckpointReadError(f"{save_path} is a directory, not a checkpoint; use "
-                                  f"fw.train.latest_checkpoint({save_path!r}) to find one in it")
+                                      f"fw.train.latest_checkpoint({save_path!r}) to find one in it")
         arrays, header = checkpoint_file.read(save_path)
         graph = _Graph(self._objects)
-        plan = _Restore(save_path, arrays, header)
+        plan = _Restore(arrays, header)
         plan.match(graph)
         errors = list(plan.errors)
         if exact and (plan.unused or plan.unmatched):
@@ -245,8 +245,8 @@ def _collect(graph):
 class _Restore:
     """The assignments a restore makes, all checked before any is done."""
 
-    def __init__(self, path, arrays, header):
-        self.path, self.arrays, self.header = path, dict(arrays), header
+    def __init__(self, arrays, header):
+        self.arrays, self.header = dict(arrays), header
         self.unused = set(arrays)
         self.unmatched, self.errors, self.steps = [], [], []
 

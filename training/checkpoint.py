@@ -33,8 +33,7 @@ from contextlib import contextmanager
 
 import framework as fw
 from framework import checkpoint_file
-from framework.checkpoint_file import CheckpointReadError
-from framework.train import CheckpointMismatchError
+from framework.train import CheckpointMismatchError, CheckpointReadError
 
 __all__ = ["CheckpointMismatchError", "CheckpointReadError", "read_extra",
            "remove_stale_temporaries", "restore_checkpoint", "save_checkpoint"]
@@ -50,7 +49,7 @@ def save_checkpoint(path, model, optimizers=None, extra=None):
         extra = json.loads(json.dumps({} if extra is None else extra))
     except (TypeError, ValueError) as e:
         raise TypeError(f"save_checkpoint: extra must be JSON-serialisable: {e}") from None
-    _require_built(model, "save_checkpoint()")
+    model._require_built("save_checkpoint()")  # (unbuilt: the error says to call or build it)
     _checkpoint(model, optimizers, extra).write(os.fspath(path))
 
 
@@ -63,7 +62,7 @@ def restore_checkpoint(path, model, optimizers=None, strict=True):
     ``CheckpointMismatchError`` listing them all; with ``strict=False`` they are a warning and
     the matching part is restored. Shape and dtype mismatches always raise.
     """
-    _require_built(model, "restore_checkpoint()")
+    model._require_built("restore_checkpoint()")
     path, extra = os.fspath(path), {}
     with _naming_an_older_format(path):
         if strict:
@@ -107,10 +106,6 @@ def _objects(model, optimizers, extra):
 
 def _checkpoint(model, optimizers, extra):
     return fw.train.Checkpoint(**_objects(model, optimizers, extra))
-
-
-def _require_built(model, what):
-    model._require_built(what)  # an unbuilt model: the error says to call it once or build it
 
 
 @contextmanager

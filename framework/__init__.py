@@ -16,6 +16,12 @@ from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable, constant, convert_to_tensor
 
+# TensorFlow's wider surface: the tf.math and tf.linalg namespaces, the version, and an
+# unknown name's AttributeError that suggests the closest existing ones
+from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they re-export
+from .namespaces import suggest_close_names as _suggest_close_names
+from .version import __version__
+
 
 def to_device(tensor, device):
     """A copy of ``tensor`` on ``"cpu"`` or ``"gpu"`` (variables: ``var.to_device`` moves in place)."""
@@ -27,4 +33,9 @@ __all__ = sorted(set(_ops_all) | {
     "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
-    "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"})
+    "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
+    "linalg", "math", "__version__"})
+
+for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
+    _suggest_close_names(_module, _label)
+del _module, _label

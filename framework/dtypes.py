@@ -34,7 +34,34 @@ def is_floating(dtype):
 
 
 def default_dtype(value):
-    """The dtype TensorFlow gives a Python value (float32 for floats, int32 for ints)."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return _PYTHON_DEFAULTS.get(type(value))
+    """The dtype TensorFlow gives a Python value: float32 for floats (a list mixing ints and
+    floats included), int32 for ints (int64 past int32's range), bool for bools. None leaves
+    the choice to NumPy (arrays, NumPy scalars and tensors inside a list keep their dtype)."""
+    if value.__class__ in _PYTHON_DEFAULTS:  # a single number: the common case
+        if value.__class__ is int and not _INT32_MIN <= value <= _INT32_MAX:
+            return int64
+        return _PYTHON_DEFAULTS[value.__class__]
+    if not isinstance(value, (list, tuple)):
+        return None
+    kinds, big, stack = set(), False, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif item.__class__ in _PYTHON_DEFAULTS:
+            kinds.add(item.__class__)
+            big = big or (item.__class__ is int and not _INT32_MIN <= item <= _INT32_MAX)
+        else:  # an array, a NumPy scalar, a tensor, a string: NumPy's rule
+            return None
+    if builtins_bool in kinds and len(kinds) > 1:
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor: "
+                         "bools mixed with numbers")
+    if float in kinds:
+        return float32
+    if int in kinds:
+        return int64 if big else int32
+    return bool if kinds else float32  # an empty list is float32, as in TensorFlow
+
+
+builtins_bool = type(True)
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1

@@ -403,3 +403,4 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
     logits = convert_to_tensor(logits)
     labels = cast(labels, logits.dtype)
     return -reduce_sum(labels * log_softmax(logits, axis=axis), axis=axis)
+from .ops.activation import *  # noqa: E402,F401,F403 - elu, selu, ..., moments: ops/activation.py

@@ -79,7 +79,17 @@ class Tensor:
         return int(self._value)
 
     def __bool__(self):
+        if self._value.ndim:  # NumPy's own error, TensorFlow's too; one element passes
+            return bool(self._value)
+        _note_escape(self)
         return bool(self._value)
+
+    def __format__(self, format_spec):
+        """A scalar formats like the number it holds (``f"{loss:.4f}"``); another tensor as
+        its NumPy array does (its values, no spec), as in TensorFlow."""
+        _note_escape(self)
+        host = backend.to_host(self._value)
+        return format(host[()] if host.ndim == 0 else host, format_spec)
 
     def __hash__(self):
         # ``==`` is elementwise (as in TensorFlow); identity is what a dict of tensors needs.
@@ -230,13 +240,20 @@ def wrap(array):
     return t
 
 
-def convert_to_tensor(value, dtype=None):
-    """``value`` as a Tensor: tensors pass through, everything else is converted."""
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """``value`` as a Tensor: tensors pass through, everything else is converted.
+
+    ``dtype_hint`` is TensorFlow's soft preference: used when ``value`` (a Python number or
+    list) converts to it without loss, ignored otherwise. ``name`` is accepted and ignored."""
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != as_dtype(dtype):
             raise TypeError(f"tensor of dtype {value.dtype.name} where {as_dtype(dtype).name} "
                             f"was expected; use fw.cast to convert")
         return value
+    if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
+        hint = as_dtype(dtype_hint)
+        if not (hint.kind in "iub" and _has_float(value)):
+            dtype = hint
     return wrap(_to_array(value, as_dtype(dtype)))
 
 
@@ -262,12 +279,23 @@ def scalar_like(value, dtype):
     return t
 
 
-def constant(value, dtype=None, shape=None):
-    """An immutable tensor from a Python value or array (a copy, as in TensorFlow)."""
-    t = convert_to_tensor(value, dtype)
-    raw = t._value
+def constant(value, dtype=None, shape=None, name=None):
+    """An immutable tensor from a Python value or array (a copy, as in TensorFlow).
+
+    ``shape``, as in TensorFlow: a value with as many elements is reshaped to it, a single
+    element fills it, any other count is a TypeError."""
+    raw = convert_to_tensor(value, dtype)._value
     if shape is not None:
-        raw = backend.array_module(raw).broadcast_to(raw, tuple(shape))
+        shape = tuple(int(d) for d in shape)
+        count = math.prod(shape)
+        if raw.shape != shape:
+            if raw.size == count:
+                raw = raw.reshape(shape)
+            elif raw.size == 1:
+                raw = backend.array_module(raw).broadcast_to(raw.reshape(()), shape)
+            else:
+                raise TypeError(f"constant: a value of shape {tuple(raw.shape)} has {raw.size} "
+                                f"elements, but shape {shape} needs {count} (or 1 to fill it)")
     return wrap(raw.copy())
 
 

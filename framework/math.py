@@ -1,0 +1,23 @@
+"""``fw.math`` (tf.math): a view of ops declared once in ``framework/ops`` and ``framework.nn``;
+each name is the same object as its top-level or ``fw.nn`` alias."""
+import sys
+
+from .namespaces import suggest_close_names
+from .nn import log_softmax, softmax, softplus
+from .ops import (abs, add, argmax, argmin, cos, divide, equal, erf, exp, greater,
+                  greater_equal, less, less_equal, log, logical_and, logical_not, logical_or,
+                  maximum, minimum, multiply, negative, not_equal, pow, reduce_max, reduce_mean,
+                  reduce_min, reduce_sum, sigmoid, sign, sin, sqrt, square, subtract, tanh)
+from .ops.elementwise import (acos, acosh, add_n, asin, asinh, atan, atan2, atanh, ceil, cosh,
+                              divide_no_nan, erfc, expm1, floor, floordiv, floormod, is_finite,
+                              is_inf, is_nan, log1p, log_sigmoid, logical_xor, mod,
+                              multiply_no_nan, reciprocal, reciprocal_no_nan, rint, round,
+                              rsqrt, scalar_mul, sinh, softsign, squared_difference, tan,
+                              truediv, xdivy, xlog1py, xlogy)
+from .ops.scan import cumprod, cumsum, cumulative_logsumexp
+from .ops.sort import top_k
+from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,
+                        reduce_euclidean_norm, reduce_logsumexp, reduce_prod, reduce_std,
+                        reduce_variance)
+
+suggest_close_names(sys.modules[__name__], "fw.math")

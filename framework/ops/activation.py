@@ -1,0 +1,119 @@
+"""``tf.nn``'s other activations, dropout, moments and the sigmoid cross-entropy.
+
+ELU, leaky ReLU, ReLU6 and the sigmoid cross-entropy are primitives (short closed-form VJPs);
+SELU, SiLU/swish and dropout are compositions of primitives. Each is TensorFlow's formula, so
+the numbers, and the gradients at any order, are TensorFlow's.
+"""
+import numpy as np
+
+from .. import backend
+from ..primitive import define
+from ..tensor import convert_to_tensor, wrap
+from .elementwise import softsign
+from .math import cast, floats_only, sigmoid
+from .shape import where
+from .sort import top_k
+from .stats import l2_normalize, moments
+
+__all__ = ["dropout", "elu", "l2_normalize", "leaky_relu", "moments", "relu6", "selu",
+           "sigmoid_cross_entropy_with_logits", "silu", "softsign", "swish", "top_k"]
+
+
+def _ones_where(condition, other):
+    """1 where ``condition`` holds, else ``other`` (a tensor): a VJP's local slope."""
+    return where(condition, 1, other)
+
+
+elu = define("elu", floats_only(lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+                                .astype(x.dtype, copy=False)),
+             lambda g, out, x: g * _ones_where(x > 0, out + 1))
+elu.__doc__ = "Exponential linear unit: ``x`` if ``x > 0`` else ``exp(x) - 1``."
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """Scaled ELU: ``scale * x`` for ``x > 0``, else ``scale * alpha * (exp(x) - 1)``."""
+    x = convert_to_tensor(features)
+    scale = convert_to_tensor(_SELU_SCALE, x.dtype)
+    return elu(x) * where(x > 0, scale, convert_to_tensor(_SELU_SCALE * _SELU_ALPHA, x.dtype))
+
+
+def _leaky(x, alpha):
+    return np.where(x > 0, x, x * x.dtype.type(alpha))
+
+
+_leaky_relu = define("leaky_relu", floats_only(_leaky),
+                     lambda g, out, x, alpha: g * _ones_where(
+                         x > 0, convert_to_tensor(alpha, x.dtype)))
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """``x`` for ``x > 0``, else ``alpha * x``; integers are taken as float32, as in TF."""
+    x = convert_to_tensor(features)
+    if x.dtype.kind in "iu":
+        x = cast(x, "float32")
+    return _leaky_relu(x, alpha=float(alpha))
+
+
+def _relu6_vjp(g, out, x):
+    inside = (x > 0) & (x < 6)
+    return g * cast(inside, g.dtype)
+
+
+relu6 = define("relu6", floats_only(lambda x: np.clip(x, 0, 6).astype(x.dtype, copy=False)),
+               _relu6_vjp)
+relu6.__doc__ = "``min(max(x, 0), 6)``; the gradient is 0 outside (0, 6), as in TensorFlow."
+
+
+def silu(features, beta=1.0, name=None):
+    """``x * sigmoid(beta * x)`` (also called swish)."""
+    x = convert_to_tensor(features)
+    return x * sigmoid(x * beta) if beta != 1.0 else x * sigmoid(x)
+
+
+swish = silu
+
+
+def _sigmoid_xent_raw(labels, logits):
+    # max(x, 0) - x * z + log(1 + exp(-|x|)): TensorFlow's stable form
+    return (np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))).astype(
+        logits.dtype, copy=False)
+
+
+_sigmoid_xent = define("sigmoid_cross_entropy_with_logits", floats_only(_sigmoid_xent_raw),
+                       lambda g, out, labels, logits: -g * logits,
+                       lambda g, out, labels, logits: g * (sigmoid(logits) - labels),
+                       same_dtype=True)
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Elementwise ``-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))``, computed stably."""
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits: both labels and logits are needed")
+    logits = convert_to_tensor(logits)
+    labels = convert_to_tensor(labels, logits.dtype)
+    if labels.shape != logits.shape:
+        raise ValueError(f"sigmoid_cross_entropy_with_logits: logits and labels must have the "
+                         f"same shape, got {logits.shape} and {labels.shape}")
+    return _sigmoid_xent(labels, logits)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zero each entry with probability ``rate`` and scale the rest by ``1 / (1 - rate)``
+    (a mask shaped ``noise_shape`` broadcasts, as in TensorFlow)."""
+    from ..random import generator
+    x = convert_to_tensor(x)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"dropout: x must be a floating-point tensor, got {x.dtype.name}")
+    rate = float(rate)
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    if rate == 0:
+        return x
+    shape = x.shape if noise_shape is None else tuple(
+        x.shape[i] if d is None else int(d) for i, d in enumerate(noise_shape))
+    keep = generator(seed).random(shape) >= rate
+    scale = wrap(backend.to_backend((keep / (1 - rate)).astype(x.dtype)))
+    return x * scale

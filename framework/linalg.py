@@ -1,13 +1,13 @@
 """``fw.linalg`` (tf.linalg): a view of ops declared once in ``framework/ops``; each name is the
 same object as its top-level or ``fw.math`` alias."""
-import sys
+import sys as _sys
 
 from .creation import eye
-from .namespaces import suggest_close_names
+from .namespaces import suggest_close_names as _suggest_close_names
 from .ops.linalg import einsum, matmul
 from .ops.matrix import (adjoint, band_part, cholesky, cholesky_solve, cross, det, diag,
                          diag_part, global_norm, inv, logdet, matrix_transpose, matvec, norm,
                          normalize, slogdet, solve, tensordot, trace, triangular_solve)
 from .ops.stats import l2_normalize
 
-suggest_close_names(sys.modules[__name__], "fw.linalg")
+_suggest_close_names(_sys.modules[__name__], "fw.linalg")

@@ -1,8 +1,8 @@
 """``fw.math`` (tf.math): a view of ops declared once in ``framework/ops`` and ``framework.nn``;
 each name is the same object as its top-level or ``fw.nn`` alias."""
-import sys
+import sys as _sys
 
-from .namespaces import suggest_close_names
+from .namespaces import suggest_close_names as _suggest_close_names
 from .nn import log_softmax, softmax, softplus
 from .ops import (abs, add, argmax, argmin, cos, divide, equal, erf, exp, greater,
                   greater_equal, less, less_equal, log, logical_and, logical_not, logical_or,
@@ -20,4 +20,4 @@ from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,
                         reduce_euclidean_norm, reduce_logsumexp, reduce_prod, reduce_std,
                         reduce_variance)
 
-suggest_close_names(sys.modules[__name__], "fw.math")
+_suggest_close_names(_sys.modules[__name__], "fw.math")

@@ -1,0 +1,229 @@
+"""fw.linalg and TensorFlow's top-level array ops (split, tile, pad, gather_nd, ...): forward
+vs NumPy, derivatives of orders 1 and 2 vs finite differences, vectorized Jacobian equal to
+the row-by-row one (tests/op_checks.py); then the dtypes and errors TensorFlow gives."""
+import numpy as np
+import pytest
+
+import framework as fw
+from op_checks import check_forward, check_gradients, check_jacobian_pfor_equals_loop
+
+_rng = np.random.default_rng(1616)
+
+
+def normal(*shape):
+    return _rng.standard_normal(shape)
+
+
+def well_conditioned(*shape):
+    """Matrices near the identity: invertible, with a positive determinant."""
+    n = shape[-1]
+    return np.eye(n) * 2 + 0.3 * _rng.standard_normal(shape)
+
+
+def spd(x):
+    """A symmetric positive definite matrix made from any square ``x`` (a tensor), so that
+    finite differences along any direction stay within what cholesky reads."""
+    n = x.shape[-1]
+    return fw.matmul(x, x, transpose_b=True) + fw.constant(np.eye(n) * n)
+
+
+def np_spd(x):
+    return x @ np.swapaxes(x, -1, -2) + np.eye(x.shape[-1]) * x.shape[-1]
+
+
+A = well_conditioned(3, 3)
+BATCH = well_conditioned(2, 3, 3)
+
+LINALG = [
+    ("inv", fw.linalg.inv, np.linalg.inv, [A]),
+    ("inv_batch", fw.linalg.inv, np.linalg.inv, [BATCH]),
+    ("inv_adjoint", lambda a: fw.linalg.inv(a, adjoint=True),
+     lambda a: np.linalg.inv(a.T), [A]),
+    ("solve", fw.linalg.solve, np.linalg.solve, [A, normal(3, 2)]),
+    ("solve_batch", fw.linalg.solve, np.linalg.solve, [BATCH, normal(2, 3, 2)]),
+    ("solve_adjoint", lambda a, b: fw.linalg.solve(a, b, adjoint=True),
+     lambda a, b: np.linalg.solve(a.T, b), [A, normal(3, 1)]),
+    ("det", fw.linalg.det, np.linalg.det, [A]),
+    ("det_batch", fw.linalg.det, np.linalg.det, [BATCH]),
+    ("slogdet", lambda a: fw.linalg.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1],
+     [BATCH]),
+    ("cholesky", lambda a: fw.linalg.cholesky(spd(a)), lambda a: np.linalg.cholesky(np_spd(a)),
+     [normal(3, 3)]),
+    ("cholesky_batch", lambda a: fw.linalg.cholesky(spd(a)),
+     lambda a: np.linalg.cholesky(np_spd(a)), [normal(2, 3, 3)]),
+    ("logdet", lambda a: fw.linalg.logdet(spd(a)), lambda a: np.linalg.slogdet(np_spd(a))[1],
+     [normal(3, 3)]),
+    ("cholesky_solve", lambda a, b: fw.linalg.cholesky_solve(fw.linalg.cholesky(spd(a)), b),
+     lambda a, b: np.linalg.solve(np_spd(a), b), [normal(3, 3), normal(3, 2)]),
+    ("triangular_solve", fw.linalg.triangular_solve,
+     lambda a, b: np.linalg.solve(np.tril(a), b), [A, normal(3, 2)]),
+    ("triangular_solve_upper", lambda a, b: fw.linalg.triangular_solve(a, b, lower=False),
+     lambda a, b: np.linalg.solve(np.triu(a), b), [A, normal(3, 2)]),
+    ("trace", fw.linalg.trace, lambda a: np.trace(a, axis1=-2, axis2=-1), [normal(2, 3, 3)]),
+    ("diag", fw.linalg.diag, lambda d: d[..., None] * np.eye(d.shape[-1]), [normal(2, 3)]),
+    ("diag_part", fw.linalg.diag_part, lambda a: np.diagonal(a, axis1=-2, axis2=-1),
+     [normal(2, 3, 4)]),
+    ("matrix_transpose", fw.linalg.matrix_transpose, lambda a: np.swapaxes(a, -1, -2),
+     [normal(2, 3, 4)]),
+    ("band_part", lambda a: fw.linalg.band_part(a, 1, 0),
+     lambda a: np.tril(np.triu(a, -1)), [normal(4, 4)]),
+    ("tensordot_int", lambda a, b: fw.tensordot(a, b, 1), lambda a, b: np.tensordot(a, b, 1),
+     [normal(2, 3), normal(3, 4)]),
+    ("tensordot_pairs", lambda a, b: fw.tensordot(a, b, [[0, 2], [1, 0]]),
+     lambda a, b: np.tensordot(a, b, [[0, 2], [1, 0]]), [normal(2, 3, 4), normal(4, 2, 5)]),
+    ("tensordot_zero", lambda a, b: fw.tensordot(a, b, 0), lambda a, b: np.tensordot(a, b, 0),
+     [normal(2), normal(3)]),
+    ("matvec", fw.linalg.matvec, lambda a, b: a @ b, [normal(3, 4), normal(4)]),
+    ("cross", fw.linalg.cross, np.cross, [normal(2, 3), normal(2, 3)]),
+    ("norm", fw.norm, np.linalg.norm, [normal(3, 4)]),
+    ("norm_axis", lambda x: fw.norm(x, axis=1, keepdims=True),
+     lambda x: np.linalg.norm(x, axis=1, keepdims=True), [normal(3, 4)]),
+    ("norm_ord1", lambda x: fw.norm(x, ord=1, axis=0), lambda x: np.abs(x).sum(0),
+     [normal(3, 4)]),
+    ("norm_ord3", lambda x: fw.norm(x, ord=3, axis=-1),
+     lambda x: np.linalg.norm(x, ord=3, axis=-1), [normal(3, 4)]),
+    ("norm_inf", lambda x: fw.norm(x, ord=np.inf, axis=-1), lambda x: np.abs(x).max(-1),
+     [normal(3, 4)]),
+    ("norm_matrix_fro", lambda x: fw.norm(x, axis=[-2, -1]),
+     lambda x: np.linalg.norm(x, axis=(-2, -1)), [normal(2, 3, 4)]),
+    ("norm_matrix_1", lambda x: fw.norm(x, ord=1, axis=[0, 1]),
+     lambda x: np.linalg.norm(x, ord=1), [normal(3, 4)]),
+    ("norm_matrix_inf", lambda x: fw.norm(x, ord=np.inf, axis=[0, 1]),
+     lambda x: np.linalg.norm(x, ord=np.inf), [normal(3, 4)]),
+    ("normalize", lambda x: fw.linalg.normalize(x, axis=1),
+     lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True),
+                np.linalg.norm(x, axis=1, keepdims=True)), [normal(3, 4)]),
+    ("global_norm", lambda x, y: fw.linalg.global_norm([x, y]),
+     lambda x, y: np.sqrt((x ** 2).sum() + (y ** 2).sum()), [normal(3), normal(2, 2)]),
+]
+
+def _scatter_ref(u):
+    out = np.zeros((5, 2))
+    np.add.at(out, [1, 3, 1], u)
+    return out
+
+
+X = normal(3, 4)
+T = normal(2, 3, 4)
+ARRAY = [
+    ("linspace", lambda a, b: fw.linspace(a, b, 5), lambda a, b: np.linspace(a, b, 5),
+     [np.array(-1.5), np.array(2.0)]),
+    ("linspace_batched_axis1", lambda a, b: fw.linspace(a, b, 4, axis=1),
+     lambda a, b: np.linspace(a, b, 4, axis=1), [normal(2), normal(2)]),
+    ("split_equal", lambda x: fw.split(x, 2, axis=1), lambda x: np.split(x, 2, axis=1), [X]),
+    ("split_sizes", lambda x: fw.split(x, [1, -1, 1], axis=1),
+     lambda x: np.split(x, [1, 3], axis=1), [X]),
+    ("unstack", lambda x: fw.unstack(x, axis=1), lambda x: list(np.moveaxis(x, 1, 0)), [T]),
+    ("tile", lambda x: fw.tile(x, [2, 1, 3]), lambda x: np.tile(x, [2, 1, 3]), [T]),
+    ("pad_constant", lambda x: fw.pad(x, [[1, 0], [2, 1]], constant_values=0.5),
+     lambda x: np.pad(x, [[1, 0], [2, 1]], constant_values=0.5), [X]),
+    ("pad_reflect", lambda x: fw.pad(x, [[1, 2], [2, 1]], mode="REFLECT"),
+     lambda x: np.pad(x, [[1, 2], [2, 1]], mode="reflect"), [X]),
+    ("pad_symmetric", lambda x: fw.pad(x, [[0, 3], [1, 1]], mode="SYMMETRIC"),
+     lambda x: np.pad(x, [[0, 3], [1, 1]], mode="symmetric"), [X]),
+    ("reverse", lambda x: fw.reverse(x, [0, -1]), lambda x: np.flip(x, (0, 2)), [T]),
+    ("roll", lambda x: fw.roll(x, [1, -2], [0, 2]), lambda x: np.roll(x, [1, -2], [0, 2]),
+     [T]),
+    ("repeat", lambda x: fw.repeat(x, [1, 0, 2], axis=0),
+     lambda x: np.repeat(x, [1, 0, 2], axis=0), [X]),
+    ("repeat_flat", lambda x: fw.repeat(x, 2), lambda x: np.repeat(x, 2), [X]),
+    ("slice", lambda x: fw.slice(x, [1, 0, 1], [1, -1, 2]), lambda x: x[1:2, :, 1:3], [T]),
+    ("boolean_mask", lambda x: fw.boolean_mask(x, X > 0), lambda x: x[X > 0], [X]),
+    ("boolean_mask_axis1", lambda x: fw.boolean_mask(x, [True, False, True], axis=1),
+     lambda x: x[:, [0, 2]], [T]),
+    ("gather_nd", lambda x: fw.gather_nd(x, [[0, 1], [1, 2], [0, 1]]),
+     lambda x: x[[0, 1, 0], [1, 2, 1]], [T]),
+    ("gather_nd_full", lambda x: fw.gather_nd(x, [[[1, 0, 3]], [[0, 2, 2]]]),
+     lambda x: x[[[1], [0]], [[0], [2]], [[3], [2]]], [T]),
+    ("scatter_nd", lambda u: fw.scatter_nd([[1], [3], [1]], u, [5, 2]),
+     lambda u: _scatter_ref(u), [normal(3, 2)]),
+    ("meshgrid_xy", lambda a, b: fw.meshgrid(a, b), lambda a, b: np.meshgrid(a, b),
+     [normal(3), normal(4)]),
+    ("meshgrid_ij", lambda a, b, c: fw.meshgrid(a, b, c, indexing="ij"),
+     lambda a, b, c: np.meshgrid(a, b, c, indexing="ij"), [normal(2), normal(3), normal(2)]),
+    ("broadcast_to", lambda x: fw.broadcast_to(x, [2, 3, 4]),
+     lambda x: np.broadcast_to(x, (2, 3, 4)), [normal(3, 1)]),
+]
+
+
+CASES = LINALG + ARRAY
+IDS = [c[0] for c in CASES]
+assert len(set(IDS)) == len(IDS)
+
+
+@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
+def test_forward_matches_numpy(name, f, ref, args):
+    check_forward(f, ref, args)
+
+
+@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
+def test_first_and_second_order_gradients(name, f, ref, args):
+    check_gradients(f, *args, order=2)
+
+
+@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
+def test_vectorized_jacobian_equals_the_loop(name, f, ref, args):
+    check_jacobian_pfor_equals_loop(f, args)
+
+
+@pytest.mark.parametrize("name, f, ref, args", ARRAY, ids=[c[0] for c in ARRAY])
+def test_array_ops_on_the_device_backend(name, f, ref, args, device_backend):
+    check_forward(f, ref, args)
+    check_gradients(f, *args, order=1)
+
+
+def test_shape_size_rank_are_int32_tensors():
+    x = fw.zeros((2, 3))
+    assert fw.shape(x).dtype == fw.int32 and fw.shape(x).numpy().tolist() == [2, 3]
+    assert fw.size(x).dtype == fw.int32 and int(fw.size(x)) == 6
+    assert fw.rank(x).dtype == fw.int32 and int(fw.rank(x)) == 2
+    assert fw.shape(x, out_type=fw.int64).dtype == fw.int64
+    assert fw.reshape(fw.ones(6), fw.shape(x)).shape == (2, 3)
+
+
+def test_linspace_dtypes_follow_tensorflow():
+    assert fw.linspace(0, 1, 5).dtype == fw.float64  # integer ends: float64, as in TF
+    assert fw.linspace(0.0, 1.0, 5).dtype == fw.float32
+    np.testing.assert_array_equal(fw.linspace(0.0, 1.0, 1).numpy(), [0.0])
+    assert fw.linspace(0.0, 1.0, 5).numpy()[-1] == 1.0
+
+
+def test_shape_op_errors_name_the_culprit():
+    x = fw.zeros((2, 3))
+    with pytest.raises(ValueError, match="split: a dimension of size 3 .* 2 equal parts"):
+        fw.split(x, 2, axis=1)
+    with pytest.raises(ValueError, match=r"split: sizes \[1, 1\] do not add up to .* 3"):
+        fw.split(x, [1, 1], axis=1)
+    with pytest.raises(ValueError, match="tile: multiples"):
+        fw.tile(x, [2])
+    with pytest.raises(ValueError, match="pad: paddings"):
+        fw.pad(x, [[1, 1]])
+    with pytest.raises(ValueError, match="REFLECT"):
+        fw.pad(x, [[0, 0], [3, 0]], mode="REFLECT")
+    with pytest.raises(ValueError, match=r"boolean_mask: a mask of shape \(3,\)"):
+        fw.boolean_mask(x, [True, False, True])
+    with pytest.raises(TypeError, match="gather_nd: indices must be integers"):
+        fw.gather_nd(x, [[0.5]])
+    with pytest.raises(ValueError, match=r"inv: expected a square matrix .* \(2, 3\)"):
+        fw.linalg.inv(x)
+    with pytest.raises(ValueError, match=r"solve: rhs of shape \(2,\)"):
+        fw.linalg.solve(fw.eye(2), fw.ones(2))
+    with pytest.raises(TypeError, match="inv: expected a floating-point tensor.*int32"):
+        fw.linalg.inv(fw.constant([[1, 0], [0, 1]]))
+    with pytest.raises(ValueError, match="tensordot: axes"):
+        fw.tensordot(x, x, [[0], [1]])
+    with pytest.raises(ValueError, match="matrix norms support"):
+        fw.norm(fw.eye(2), ord=2, axis=[0, 1])
+
+
+def test_linalg_aliases_are_the_same_objects():
+    assert fw.linalg.matmul is fw.matmul and fw.linalg.einsum is fw.einsum
+    assert fw.linalg.eye is fw.eye and fw.linalg.norm is fw.norm
+    assert fw.linalg.tensordot is fw.tensordot and fw.linalg.adjoint is fw.linalg.matrix_transpose
+
+
+def test_eye_batch_shape_and_int_gradients_from_slogdet():
+    batch = fw.eye(2, batch_shape=[3])
+    assert batch.shape == (3, 2, 2)
+    sign, logdet = fw.linalg.slogdet(fw.constant([[-2.0, 0.0], [0.0, 1.0]]))
+    assert float(sign) == -1.0 and abs(float(logdet) - np.log(2.0)) < 1e-6

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import backend, kernels
 from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
+from .ops.math import floats_only as _floats_only
 from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
 from .primitive import _NO_PARAMS, define, device_error, primitive
@@ -84,12 +85,14 @@ def _log_softmax_raw(x, axis):
 
 
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)))
+@_floats_only
 def _softmax(x, axis):
     e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
+@_floats_only
 def _log_softmax(x, axis):
     return _log_softmax_raw(x, axis)
 
@@ -113,6 +116,7 @@ def log_softmax(logits, axis=-1):
 
 
 @primitive(lambda g, out, x: g * sigmoid(x))
+@_floats_only
 def softplus(features):
     return np.logaddexp(features, 0).astype(features.dtype, copy=False)
 

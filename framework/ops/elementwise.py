@@ -113,11 +113,21 @@ def reciprocal_no_nan(x, name=None):
     return divide_no_nan(cast(1, x.dtype), x)
 
 
+def _multiply_no_nan_raw(x, y):
+    with np.errstate(invalid="ignore"):  # NaN and infinity times 0: 0 here, not a warning
+        product = x * y
+    return backend.array_module(product).where(y == 0, product.dtype.type(0), product)
+
+
+# TensorFlow's gradients: g * y for x and x * g for y, both without NaN where a factor is 0
+_multiply_no_nan = define("multiply_no_nan", _multiply_no_nan_raw,
+                          lambda g, out, x, y: _multiply_no_nan(g, y),
+                          lambda g, out, x, y: _multiply_no_nan(x, g), same_dtype=True)
+
+
 def multiply_no_nan(x, y, name=None):
     """``x * y``, and 0 where ``y`` is 0 even if ``x`` is NaN or infinite."""
-    y = convert_to_tensor(y)
-    safe = _nonzero(y)
-    return where(safe, x * y, 0)
+    return _multiply_no_nan(x, y)
 
 
 def xlogy(x, y, name=None):

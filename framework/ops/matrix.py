@@ -6,6 +6,7 @@ work; a Jacobian's extra leading axes on the cotangent broadcast through the bat
 The rest are compositions (``tensordot`` and ``trace`` are ``einsum``s, ``diag_part`` an
 advanced index, ``logdet`` TensorFlow's sum of the Cholesky factor's log-diagonal).
 """
+import collections
 import string
 
 import numpy as np
@@ -100,12 +101,16 @@ def _logabsdet(x):
     return np.linalg.slogdet(x)[1]
 
 
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
+                                              ["sign", "log_abs_determinant"])
+
+
 def slogdet(input, name=None):  # noqa: A002
     """``(sign, log_abs_determinant)`` of each square matrix; the sign has no gradient."""
     x = convert_to_tensor(input)
     _square_floats("slogdet", x)
     sign = backend.array_module(x._value).linalg.slogdet(x._value)[0].astype(x.dtype)
-    return wrap(sign), _logabsdet(x)
+    return LogMatrixDeterminant(wrap(sign), _logabsdet(x))
 
 
 def _cholesky_vjp(g, out, x):

@@ -1,0 +1,265 @@
+"""Record TensorFlow's own numbers for the TF surface of ``framework`` (``tf_reference.json``).
+
+Run with the TensorFlow environment, from the repository root:
+
+    /work/tfenv/bin/python tests/reference/make_tf_reference.py
+
+Each op case names a function by its path under ``tf`` (``"math.log1p"``, ``"linalg.inv"``),
+which is its path under ``fw`` too (ports rename ``tf`` to ``fw`` and nothing else), with
+fixed float32 inputs. The script stores the inputs, TensorFlow's outputs and their dtypes, the
+gradient of ``sum(w * output)`` for fixed weights ``w`` with respect to each floating input,
+and the second-order term (the gradient of ``sum(v * first_gradient)``). Cases whose inputs
+TensorFlow refuses store that it raised. Then the tensor behaviours: the dtypes that Python
+values convert to, and what ``format`` makes of tensors. ``tests/test_tf_reference.py``
+replays every entry on ``framework`` and needs no TensorFlow.
+"""
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_reference.json")
+rng = np.random.default_rng(2021)
+
+
+def t(values, dtype="float32"):
+    return {"tensor": np.asarray(values).astype(dtype).tolist(), "dtype": dtype}
+
+
+def normal(*shape):
+    return t(rng.standard_normal(shape))
+
+
+def uniform(lo, hi, *shape):
+    return t(rng.uniform(lo, hi, shape))
+
+
+def away(*shape):
+    return t(rng.choice([-1.0, 1.0], shape) * rng.uniform(0.3, 2.0, shape))
+
+
+def spd(n):
+    a = rng.standard_normal((n, n))
+    return t(a @ a.T + n * np.eye(n))
+
+
+def distinct(*shape):
+    return t(rng.permutation(int(np.prod(shape))).reshape(shape) * 0.25 - 2.0)
+
+
+def ints(values):
+    return t(values, "int32")
+
+
+X, POS, UNIT = normal(3, 4), uniform(0.5, 2.0, 3, 4), uniform(-0.8, 0.8, 3, 4)
+T3 = normal(2, 3, 4)
+M = t(np.eye(3) * 2 + 0.3 * rng.standard_normal((3, 3)))
+
+# (path, args, kwargs[, max gradient order])
+CASES = [(f"math.{name}", [arg], {}) for name, arg in [
+    ("log1p", POS), ("expm1", X), ("rsqrt", POS), ("reciprocal", away(3, 4)), ("tan", UNIT),
+    ("asin", UNIT), ("acos", UNIT), ("atan", X), ("sinh", X), ("cosh", X), ("asinh", X),
+    ("acosh", uniform(1.3, 3.0, 3, 4)), ("atanh", UNIT), ("log_sigmoid", X), ("erfc", X),
+    ("sign", away(3, 4)), ("floor", X), ("ceil", X), ("round", X), ("rint", X),
+    ("is_finite", X), ("softsign", away(3, 4)), ("sin", X), ("sqrt", POS), ("exp", X),
+    ("log", POS), ("sigmoid", X), ("tanh", X), ("abs", away(3, 4)), ("square", X),
+    ("reciprocal_no_nan", t([[0.0, 2.0, -0.5]])),
+]] + [(f"math.{name}", args, {}) for name, args in [
+    ("atan2", [X, away(3, 4)]), ("squared_difference", [X, normal(4)]),
+    ("floormod", [t([[7.5, -7.5, 2.25, -1.0]]), t([[2.0, 2.0, -0.5, 0.75]])]),
+    ("floordiv", [t([[7.5, -7.5, 2.25, -1.0]]), t([[2.0, 2.0, -0.5, 0.75]])]),
+    ("floordiv", [ints([7, -7, 7, -7]), ints([2, 2, -2, -2])]),
+    ("floormod", [ints([7, -7, 7, -7]), ints([2, 2, -2, -2])]),
+    ("truediv", [ints([1, 7]), ints([2, 2])]),
+    ("divide_no_nan", [t([1.0, 2.0, 3.0]), t([0.0, 4.0, -2.0])]),
+    ("multiply_no_nan", [t([np.inf, 2.0]), t([0.0, 4.0])]),
+    ("xlogy", [t([0.0, 2.0, 1.5]), t([0.0, 3.0, 0.5])]),
+    ("xdivy", [t([0.0, 2.0]), t([0.0, 3.0])]),
+    ("xlog1py", [t([0.0, 2.0]), t([-1.0, 3.0])]),
+    ("maximum", [X, normal(3, 4)]), ("pow", [POS, normal(3, 4)]),
+    ("divide", [X, POS]), ("logical_xor", [t([True, False, True], "bool"),
+                                            t([True, True, False], "bool")]),
+    ("round", [ints([3, -2])]),
+]] + [
+    ("math.add_n", [[X, normal(3, 4), normal(3, 4)]], {}),
+    ("math.scalar_mul", [2.5, X], {}),
+    ("math.reduce_sum", [[1, 2, 3]], {}), ("math.reduce_prod", [[1, 2, 3]], {}),
+    ("math.cumsum", [[1, 2, 3]], {}), ("math.argmin", [X], {"axis": 1}),
+    ("math.argmax", [X], {}), ("math.count_nonzero", [t([[1.0, 0.0], [2.0, 3.0]])], {"axis": 0}),
+    ("math.count_nonzero", [t([[1, 0], [2, 3]], "int32")], {}),
+    ("math.reduce_any", [t([[True, False], [False, False]], "bool")], {"axis": 1}),
+    ("math.reduce_all", [t([[True, False], [True, True]], "bool")], {"axis": 1}),
+    ("math.top_k", [distinct(2, 5)], {"k": 3}),
+    ("math.top_k", [t([[3.0, 1.0, 3.0, 2.0]])], {"k": 2}),
+    ("argsort", [t([[3.0, 1.0, 3.0, 2.0]])], {}),
+    ("argsort", [t([[3.0, 1.0, 3.0, 2.0]])], {"direction": "DESCENDING"}),
+    ("sort", [distinct(2, 5)], {"direction": "DESCENDING"}),
+    ("sort", [distinct(3, 2)], {"axis": 0}),
+    ("math.l2_normalize", [X], {"axis": 1}),
+    ("math.cumulative_logsumexp", [X], {"axis": 1}),
+    ("nn.moments", [T3], {"axes": [0, 1]}, 1),  # (TF's variance holds the mean constant)
+    ("nn.moments", [T3], {"axes": [2], "keepdims": True}, 1),
+] + [(f"math.{name}", [arg], kw) for name, arg in [
+    ("reduce_prod", away(2, 3, 4)), ("reduce_logsumexp", T3), ("reduce_variance", T3),
+    ("reduce_std", T3), ("reduce_euclidean_norm", T3), ("reduce_mean", T3), ("reduce_max", T3),
+] for kw in [{}, {"axis": 1}, {"axis": [0, 2], "keepdims": True}]] + [
+    (f"math.{name}", [away(2, 3, 4)], {"axis": axis, "exclusive": ex, "reverse": rev})
+    for name in ("cumsum", "cumprod") for axis in (0, -1)
+    for ex in (False, True) for rev in (False, True)
+] + [(f"nn.{name}", [away(3, 4)], kw) for name, kw in [
+    ("elu", {}), ("selu", {}), ("leaky_relu", {}), ("leaky_relu", {"alpha": 0.01}),
+    ("relu6", {}), ("silu", {}), ("swish", {}), ("silu", {"beta": 1.5}), ("softplus", {}),
+    ("relu", {}), ("gelu", {}), ("softmax", {}), ("log_softmax", {}), ("l2_normalize", {}),
+    ("softsign", {}),
+]] + [
+    ("nn.relu6", [t([[-1.0, 0.5, 7.0, 5.5]])], {}),
+    ("nn.leaky_relu", [ints([-2, 3])], {}),
+    ("nn.sigmoid_cross_entropy_with_logits", [], {"labels": uniform(0, 1, 3, 4), "logits": X}),
+] + [(f"linalg.{name}", args, kw) for name, args, kw in [
+    ("inv", [M], {}), ("inv", [M], {"adjoint": True}), ("det", [M], {}),
+    ("solve", [M, normal(3, 2)], {}), ("solve", [M, normal(3, 1)], {"adjoint": True}),
+    ("slogdet", [M], {}), ("logdet", [spd(3)], {}), ("cholesky", [spd(3)], {}),
+    ("cholesky_solve", [t(np.linalg.cholesky(np.asarray(spd(3)["tensor"]))), normal(3, 2)],
+     {}),
+    ("triangular_solve", [M, normal(3, 2)], {}),
+    ("triangular_solve", [M, normal(3, 2)], {"lower": False}),
+    ("trace", [normal(2, 3, 3)], {}), ("diag", [normal(2, 3)], {}),
+    ("diag_part", [normal(3, 4)], {}), ("matrix_transpose", [T3], {}),
+    ("band_part", [normal(4, 4), 1, 0], {}), ("tensordot", [normal(2, 3), normal(3, 4), 1], {}),
+    ("tensordot", [T3, normal(4, 2, 5), [[0, 2], [1, 0]]], {}),
+    ("matvec", [normal(3, 4), normal(4)], {}), ("cross", [normal(2, 3), normal(2, 3)], {}),
+    ("norm", [X], {}), ("norm", [X], {"axis": 1, "keepdims": True}),
+    ("norm", [X], {"ord": 1, "axis": 0}), ("norm", [X], {"ord": 3, "axis": -1}),
+    ("norm", [X], {"ord": np.inf, "axis": -1}), ("norm", [T3], {"axis": [-2, -1]}),
+    ("norm", [X], {"ord": 1, "axis": [0, 1]}), ("norm", [X], {"ord": np.inf, "axis": [0, 1]}),
+    ("normalize", [X], {"axis": 1}), ("global_norm", [[normal(3), normal(2, 2)]], {}),
+    ("l2_normalize", [X], {"axis": 0}), ("adjoint", [X], {}), ("eye", [3], {}),
+]] + [(name, args, kw) for name, args, kw in [
+    ("linspace", [t(-1.5), t(2.0), 5], {}), ("linspace", [0, 1, 5], {}),
+    ("linspace", [normal(2), normal(2), 4], {"axis": 1}),
+    ("split", [X, 2], {"axis": 1}), ("split", [X, [1, -1, 1]], {"axis": 1}),
+    ("unstack", [T3], {"axis": 1}), ("tile", [T3, [2, 1, 3]], {}),
+    ("pad", [X, [[1, 0], [2, 1]]], {"constant_values": 0.5}),
+    ("pad", [X, [[1, 2], [2, 1]]], {"mode": "REFLECT"}),
+    ("pad", [X, [[0, 3], [1, 1]]], {"mode": "SYMMETRIC"}),
+    ("reverse", [T3, [0, -1]], {}), ("roll", [T3, [1, -2], [0, 2]], {}),
+    ("repeat", [X, [1, 0, 2]], {"axis": 0}), ("repeat", [X, 2], {}),
+    ("slice", [T3, [1, 0, 1], [1, -1, 2]], {}),
+    ("boolean_mask", [X, t(np.asarray(X["tensor"]) > 0, "bool")], {}),
+    ("boolean_mask", [T3, [True, False, True]], {"axis": 1}),
+    ("gather_nd", [T3, [[0, 1], [1, 2], [0, 1]]], {}),
+    ("scatter_nd", [[[1], [3], [1]], normal(3, 2), [5, 2]], {}),
+    ("meshgrid", [normal(3), normal(4)], {}),
+    ("meshgrid", [normal(2), normal(3)], {"indexing": "ij"}),
+    ("broadcast_to", [normal(3, 1), [2, 3, 4]], {}),
+    ("shape", [T3], {}), ("size", [T3], {}), ("rank", [T3], {}),
+    ("reduce_logsumexp", [X], {"axis": 0}), ("norm", [T3], {}),
+    ("truncatediv", [ints([-7, 7]), ints([2, -2])], {}),
+    ("truncatemod", [ints([-7, 7]), ints([2, -2])], {}),
+    ("sequence_mask", [[1, 3, 0]], {"maxlen": 4}),
+    ("math.reduce_variance", [ints([1, 3])], {}),
+    ("sqrt", [ints([4, 9])], {}), ("nn.softmax", [ints([1, 2])], {}),
+    ("math.log1p", [ints([1])], {}), ("math.is_nan", [ints([1])], {}),
+    ("nn.elu", [ints([1])], {}), ("math.reduce_any", [ints([1, 0])], {}),
+    ("exp", [ints([1])], {}), ("math.floor", [ints([1])], {}),
+]]
+
+
+def resolve(root, path):
+    for part in path.split("."):
+        root = getattr(root, part)
+    return root
+
+
+def build(spec):
+    if isinstance(spec, dict) and "tensor" in spec:
+        return tf.constant(np.asarray(spec["tensor"], dtype=spec["dtype"]))
+    if isinstance(spec, list) and spec and all(isinstance(s, dict) for s in spec):
+        return [build(s) for s in spec]
+    return spec
+
+
+def floating(structure):
+    flat = tf.nest.flatten(structure)
+    return [x for x in flat if isinstance(x, tf.Tensor) and x.dtype.is_floating]
+
+
+def outputs_of(result):
+    return [r for r in tf.nest.flatten(result)]
+
+
+def paired(outs, weights):
+    return tf.add_n([tf.reduce_sum(o * w) for o, w in zip(outs, weights)])
+
+
+def record_case(path, args, kwargs, order):
+    entry = {"op": path, "args": args, "kwargs": kwargs, "order": order}
+    op = resolve(tf, path)
+    built_args, built_kwargs = [build(a) for a in args], {k: build(v) for k, v in kwargs.items()}
+    sources = floating([built_args, built_kwargs])
+    try:
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch(sources)
+            with tf.GradientTape(persistent=True) as inner:
+                inner.watch(sources)
+                result = op(*built_args, **built_kwargs)
+                outs = outputs_of(result)
+                differentiable = [o for o in outs if o.dtype.is_floating]
+                weights = [tf.constant(rng.standard_normal(o.shape.as_list()), o.dtype)
+                           for o in differentiable]
+                total = paired(differentiable, weights) if differentiable else None
+            grads = (inner.gradient(total, sources, unconnected_gradients="zero")
+                     if total is not None and sources else [])
+            vs = [tf.constant(rng.standard_normal(g.shape.as_list()), g.dtype) for g in grads]
+            second = paired(grads, vs) if grads else None
+        grads2 = []
+        if second is not None and order >= 2:
+            try:
+                grads2 = outer.gradient(second, sources, unconnected_gradients="zero")
+            except LookupError:  # TensorFlow has no second-order rule (softsign): first only
+                entry["order"] = 1
+    except (tf.errors.OpError, TypeError, ValueError) as error:
+        entry["raises"] = type(error).__name__
+        return entry
+    entry["outputs"] = [{"value": o.numpy().tolist(), "dtype": o.dtype.name,
+                         "shape": o.shape.as_list()} for o in outs]
+    entry["structure"] = type(result).__name__
+    entry["weights"] = [w.numpy().tolist() for w in weights]
+    entry["grads"] = [g.numpy().tolist() for g in grads]
+    entry["directions"] = [v.numpy().tolist() for v in vs]
+    entry["grads2"] = [g.numpy().tolist() for g in grads2]
+    return entry
+
+
+CONVERSIONS = [[1, 3.0], [True, False], [1, 2], 1, 1.5, True, [[1, 2], [3.5, 4]], 2 ** 40,
+               [1, 2 ** 40], [], (1, 2.5), [[True], [False]]]
+FORMATS = [(1.23456, "float32", ".4f"), (2.5, "float32", ".3f"), (7, "int32", "d"),
+           (7, "int32", ">4"), (2.5, "float32", ""), ([2.5, 1.0], "float32", ""),
+           (0.125, "float64", ".2e"), (True, "bool", ""), ([[1, 2], [3, 4]], "int32", ""),
+           (3.0, "float32", "+.1f"), (1e-8, "float32", "g"), (-0.5, "float32", "%")]
+OPERATORS = [("floordiv", 7, -2), ("mod", 7, -2), ("floordiv", 7.5, -2.0), ("mod", 7.5, -2.0),
+             ("mod", -7.5, 2.0), ("floordiv", -7, 2), ("mod", -7, 3)]
+
+
+def main():
+    cases = [record_case(c[0], c[1], c[2], c[3] if len(c) > 3 else 2) for c in CASES]
+    conversions = [{"value": v, "dtype": tf.constant(v).dtype.name} for v in CONVERSIONS]
+    formats = [{"value": v, "dtype": d, "spec": s,
+                "text": format(tf.constant(v, dtype=d), s)} for v, d, s in FORMATS]
+    operators = []
+    for name, a, b in OPERATORS:
+        result = {"floordiv": lambda x, y: x // y, "mod": lambda x, y: x % y}[name](
+            tf.constant(a), tf.constant(b))
+        operators.append({"op": name, "a": a, "b": b, "value": result.numpy().item(),
+                          "dtype": result.dtype.name})
+    data = {"tensorflow": tf.__version__, "cases": cases, "conversions": conversions,
+            "formats": formats, "operators": operators}
+    with open(OUT, "w") as f:
+        json.dump(data, f, indent=None, separators=(",", ":"))
+        f.write("\n")
+    print(f"wrote {len(cases)} op cases to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

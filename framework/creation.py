@@ -22,7 +22,7 @@ def ones(shape, dtype=float32, name=None, layout=None):
     return wrap(backend.xp().ones(_shape(shape), dtype=as_dtype(dtype)))
 
 
-def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's argument name
+def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's name
     x = convert_to_tensor(input)
     return wrap(backend.array_module(x._value).zeros(x.shape, dtype=as_dtype(dtype) or x.dtype))
 

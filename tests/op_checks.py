@@ -3,11 +3,12 @@ NumPy's in float64; first and second derivatives equal finite differences
 (``fw.test.check_gradients``); the vectorized Jacobian (one backward pass with a leading batch
 axis on the cotangent) equals the Jacobian built one row at a time."""
 import numpy as np
+import pytest
 
 import framework as fw
 from framework.test import check_gradients
 
-__all__ = ["check_forward", "check_gradients", "check_jacobian_pfor_equals_loop"]
+__all__ = ["check_forward", "check_gradients", "check_jacobian_pfor_equals_loop", "table_tests"]
 
 
 def check_forward(f, ref, args, rtol=1e-10, atol=1e-12):
@@ -36,3 +37,32 @@ def check_jacobian_pfor_equals_loop(f, args):
         for j, s, x in zip(fast, slow, sources):
             assert j.shape == y.shape + x.shape
             np.testing.assert_allclose(j.numpy(), s.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def table_tests(cases, device_cases):
+    """The tests of a table of op cases, for a test module to bind to names of its own:
+    forward, gradients of orders 1 and 2, the vectorized Jacobian, and (for ``device_cases``)
+    the forward and first-order gradients on the device backend."""
+    ids = [c[0] for c in cases]
+    assert len(set(ids)) == len(ids), "case ids must be unique"
+    each_case = pytest.mark.parametrize("name, f, ref, args", cases, ids=ids)
+
+    @each_case
+    def forward(name, f, ref, args):
+        check_forward(f, ref, args)
+
+    @each_case
+    def gradients(name, f, ref, args):
+        check_gradients(f, *args, order=2)
+
+    @each_case
+    def jacobian(name, f, ref, args):
+        check_jacobian_pfor_equals_loop(f, args)
+
+    @pytest.mark.parametrize("name, f, ref, args", device_cases,
+                             ids=[c[0] for c in device_cases])
+    def on_device(name, f, ref, args, device_backend):
+        check_forward(f, ref, args)
+        check_gradients(f, *args, order=1)
+
+    return forward, gradients, jacobian, on_device

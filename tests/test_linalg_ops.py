@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from op_checks import check_forward, check_gradients, check_jacobian_pfor_equals_loop
+from op_checks import table_tests
 
 _rng = np.random.default_rng(1616)
 
@@ -147,29 +147,9 @@ ARRAY = [
 
 
 CASES = LINALG + ARRAY
-IDS = [c[0] for c in CASES]
-assert len(set(IDS)) == len(IDS)
-
-
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_forward_matches_numpy(name, f, ref, args):
-    check_forward(f, ref, args)
-
-
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_first_and_second_order_gradients(name, f, ref, args):
-    check_gradients(f, *args, order=2)
-
-
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_vectorized_jacobian_equals_the_loop(name, f, ref, args):
-    check_jacobian_pfor_equals_loop(f, args)
-
-
-@pytest.mark.parametrize("name, f, ref, args", ARRAY, ids=[c[0] for c in ARRAY])
-def test_array_ops_on_the_device_backend(name, f, ref, args, device_backend):
-    check_forward(f, ref, args)
-    check_gradients(f, *args, order=1)
+(test_forward_matches_numpy, test_first_and_second_order_gradients,
+ test_vectorized_jacobian_equals_the_loop, test_on_the_device_backend) = table_tests(
+    CASES, ARRAY)
 
 
 def test_shape_size_rank_are_int32_tensors():

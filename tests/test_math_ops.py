@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from op_checks import check_forward, check_gradients, check_jacobian_pfor_equals_loop
+from op_checks import check_gradients, table_tests
 
 _rng = np.random.default_rng(16)
 
@@ -147,34 +147,12 @@ ACTIVATIONS = [
 ]
 
 CASES = ELEMENTWISE + REDUCTIONS + SCANS + SORTS + ACTIVATIONS
-IDS = [c[0] for c in CASES]
-assert len(set(IDS)) == len(IDS)
+(test_forward_matches_numpy, test_first_and_second_order_gradients,
+ test_vectorized_jacobian_equals_the_loop, test_on_the_device_backend) = table_tests(
+    CASES, ELEMENTWISE + ACTIVATIONS)
 
 
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_forward_matches_numpy(name, f, ref, args):
-    check_forward(f, ref, args)
-
-
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_first_and_second_order_gradients(name, f, ref, args):
-    check_gradients(f, *args, order=2)
-
-
-@pytest.mark.parametrize("name, f, ref, args", CASES, ids=IDS)
-def test_vectorized_jacobian_equals_the_loop(name, f, ref, args):
-    check_jacobian_pfor_equals_loop(f, args)
-
-
-@pytest.mark.parametrize("name, f, ref, args", ELEMENTWISE + ACTIVATIONS,
-                         ids=[c[0] for c in ELEMENTWISE + ACTIVATIONS])
-def test_elementwise_ops_on_the_device_backend(name, f, ref, args, device_backend):
-    """The same forward and gradients with the arrays on the (emulated) GPU."""
-    check_forward(f, ref, args)
-    check_gradients(f, *args, order=1)
-
-
-# --- ops without a gradient: values and dtypes -----------------------------------------------------
+# --- ops without a gradient: values and dtypes ---------------------------------------------------
 def test_rounding_and_tests_follow_tensorflow():
     x = fw.constant([0.5, 1.5, 2.5, -0.5, -1.7])
     assert fw.round(x).numpy().tolist() == [0.0, 2.0, 2.0, -0.0, -2.0]  # half to even

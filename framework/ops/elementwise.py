@@ -80,7 +80,7 @@ def round(x, name=None):  # noqa: A001 - TensorFlow's name
     return rint(x) if x.dtype.kind in "fc" else x
 
 
-# --- compositions -----------------------------------------------------------------------------------
+# --- compositions --------------------------------------------------------------------------------
 def squared_difference(x, y, name=None):
     """``(x - y) ** 2``."""
     return square(subtract(x, y))
@@ -94,17 +94,18 @@ def truediv(x, y, name=None):
 realdiv = truediv
 
 
-def _nonzero(y):
-    y = convert_to_tensor(y)
-    return y != cast(0, y.dtype)
+def _zero_where_zero(guard, x, y, combine, safe):
+    """``combine(x, y)``, but 0 where the ``guard`` operand (``"x"`` or ``"y"``) is 0, with
+    ``y`` replaced by ``safe`` there first, so no NaN or infinity reaches the gradient."""
+    x = convert_to_tensor(x)
+    y = convert_to_tensor(y, x.dtype)
+    nonzero = (x if guard == "x" else y) != cast(0, x.dtype)
+    return where(nonzero, combine(x, where(nonzero, y, safe)), 0)
 
 
 def divide_no_nan(x, y, name=None):
     """``x / y``, and 0 where ``y`` is 0 (its gradient there too)."""
-    x = convert_to_tensor(x)
-    y = convert_to_tensor(y, x.dtype)
-    safe = _nonzero(y)
-    return where(safe, x / where(safe, y, 1), 0)
+    return _zero_where_zero("y", x, y, divide, 1)
 
 
 def reciprocal_no_nan(x, name=None):
@@ -132,26 +133,17 @@ def multiply_no_nan(x, y, name=None):
 
 def xlogy(x, y, name=None):
     """``x * log(y)``, and 0 where ``x`` is 0 (its gradients there too, as in TF)."""
-    x = convert_to_tensor(x)
-    y = convert_to_tensor(y, x.dtype)
-    nonzero = _nonzero(x)
-    return where(nonzero, x * log(where(nonzero, y, 1)), 0)
+    return _zero_where_zero("x", x, y, lambda a, b: a * log(b), 1)
 
 
 def xlog1py(x, y, name=None):
     """``x * log1p(y)``, and 0 where ``x`` is 0."""
-    x = convert_to_tensor(x)
-    y = convert_to_tensor(y, x.dtype)
-    nonzero = _nonzero(x)
-    return where(nonzero, x * log1p(where(nonzero, y, 0)), 0)
+    return _zero_where_zero("x", x, y, lambda a, b: a * log1p(b), 0)
 
 
 def xdivy(x, y, name=None):
     """``x / y``, and 0 where ``x`` is 0."""
-    x = convert_to_tensor(x)
-    y = convert_to_tensor(y, x.dtype)
-    nonzero = _nonzero(x)
-    return where(nonzero, x / where(nonzero, y, 1), 0)
+    return _zero_where_zero("x", x, y, divide, 1)
 
 
 def add_n(inputs, name=None):

@@ -66,7 +66,8 @@ abs = define("abs", np.abs, lambda g, out, x: g * sign(x))  # noqa: A001
 sin = define("sin", floats_only(np.sin), lambda g, out, x: g * cos(x))
 cos = define("cos", floats_only(np.cos), lambda g, out, x: -g * sin(x))
 tanh = define("tanh", floats_only(np.tanh), lambda g, out, x: g * (1 - out * out))
-erf = define("erf", floats_only(backend.erf), lambda g, out, x: g * exp(-x * x) * (2 / math.sqrt(math.pi)))
+erf = define("erf", floats_only(backend.erf),
+             lambda g, out, x: g * exp(-x * x) * (2 / math.sqrt(math.pi)))
 maximum = define("maximum", np.maximum, lambda g, out, x, y: g * _mask(x >= y, g),
                  lambda g, out, x, y: g * _mask(x < y, g), same_dtype=True)
 minimum = define("minimum", np.minimum, lambda g, out, x, y: g * _mask(x <= y, g),

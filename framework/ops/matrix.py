@@ -12,7 +12,7 @@ import string
 import numpy as np
 
 from .. import backend
-from ..primitive import primitive
+from ..primitive import define, primitive
 from ..tensor import convert_to_tensor, wrap
 from .linalg import einsum, matmul
 from .math import abs, floats_only, log, sqrt, square
@@ -20,11 +20,13 @@ from .reduce import reduce_max, reduce_sum
 from .shape import expand_dims, getitem, reshape, squeeze, stack, transpose, where
 
 
-def _square_floats(name, *tensors):
-    for t in tensors:
-        if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
-            raise ValueError(f"{name}: expected a square matrix (or a batch of them), got "
-                             f"shape {t.shape}")
+def _square(name, value):
+    """``value`` as a tensor of square matrices, or a ValueError naming ``name``."""
+    t = convert_to_tensor(value)
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ValueError(f"{name}: expected a square matrix (or a batch of them), got "
+                         f"shape {t.shape}")
+    return t
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
@@ -53,8 +55,7 @@ def _inv(x):
 
 def inv(input, adjoint=False, name=None):  # noqa: A002 - TensorFlow's argument name
     """The inverse of each square matrix in ``input``."""
-    x = convert_to_tensor(input)
-    _square_floats("inv", x)
+    x = _square("inv", input)
     return _inv(matrix_transpose(x) if adjoint else x)
 
 
@@ -70,8 +71,7 @@ def _solve(a, b):
 
 def solve(matrix, rhs, adjoint=False, name=None):
     """``X`` with ``matrix @ X = rhs`` (``rhs`` of shape (..., M, K))."""
-    a, b = convert_to_tensor(matrix), convert_to_tensor(rhs)
-    _square_floats("solve", a)
+    a, b = _square("solve", matrix), convert_to_tensor(rhs)
     if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
         raise ValueError(f"solve: rhs of shape {b.shape} does not fit a matrix of shape "
                          f"{a.shape}; it needs shape (..., {a.shape[-1]}, K)")
@@ -82,17 +82,12 @@ def _det_vjp(g, out, x):
     return expand_dims(expand_dims(g * out, -1), -1) * matrix_transpose(_inv(x))
 
 
-@primitive(_det_vjp)
-@floats_only
-def _det(x):
-    return np.linalg.det(x)
+_det = define("det", floats_only(np.linalg.det), _det_vjp)
 
 
 def det(input, name=None):  # noqa: A002
     """The determinant of each square matrix."""
-    x = convert_to_tensor(input)
-    _square_floats("det", x)
-    return _det(x)
+    return _det(_square("det", input))
 
 
 @primitive(lambda g, out, x: expand_dims(expand_dims(g, -1), -1) * matrix_transpose(_inv(x)))
@@ -107,8 +102,7 @@ LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
 
 def slogdet(input, name=None):  # noqa: A002
     """``(sign, log_abs_determinant)`` of each square matrix; the sign has no gradient."""
-    x = convert_to_tensor(input)
-    _square_floats("slogdet", x)
+    x = _square("slogdet", input)
     sign = backend.array_module(x._value).linalg.slogdet(x._value)[0].astype(x.dtype)
     return LogMatrixDeterminant(wrap(sign), _logabsdet(x))
 
@@ -125,17 +119,12 @@ def _cholesky_vjp(g, out, x):
     return (grad + matrix_transpose(grad)) * 0.5
 
 
-@primitive(_cholesky_vjp)
-@floats_only
-def _cholesky(x):
-    return np.linalg.cholesky(x)
+_cholesky = define("cholesky", floats_only(np.linalg.cholesky), _cholesky_vjp)
 
 
 def cholesky(input, name=None):  # noqa: A002
     """The lower-triangular ``L`` with ``L @ L^T = input`` (symmetric positive definite)."""
-    x = convert_to_tensor(input)
-    _square_floats("cholesky", x)
-    return _cholesky(x)
+    return _cholesky(_square("cholesky", input))
 
 
 def logdet(matrix, name=None):

@@ -19,6 +19,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+import replay  # (this folder: the script's own)
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_reference.json")
 rng = np.random.default_rng(2021)
 
@@ -166,59 +168,26 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
 ]]
 
 
-def resolve(root, path):
-    for part in path.split("."):
-        root = getattr(root, part)
-    return root
-
-
 def build(spec):
-    if isinstance(spec, dict) and "tensor" in spec:
-        return tf.constant(np.asarray(spec["tensor"], dtype=spec["dtype"]))
-    if isinstance(spec, list) and spec and all(isinstance(s, dict) for s in spec):
-        return [build(s) for s in spec]
-    return spec
+    return replay.build(spec, tf.constant)
 
 
-def floating(structure):
-    flat = tf.nest.flatten(structure)
-    return [x for x in flat if isinstance(x, tf.Tensor) and x.dtype.is_floating]
-
-
-def outputs_of(result):
-    return [r for r in tf.nest.flatten(result)]
-
-
-def paired(outs, weights):
-    return tf.add_n([tf.reduce_sum(o * w) for o, w in zip(outs, weights)])
+def random_like(tensors):
+    return [tf.constant(rng.standard_normal(x.shape.as_list()), x.dtype) for x in tensors]
 
 
 def record_case(path, args, kwargs, order):
     entry = {"op": path, "args": args, "kwargs": kwargs, "order": order}
-    op = resolve(tf, path)
+    op = replay.resolve(tf, path)
     built_args, built_kwargs = [build(a) for a in args], {k: build(v) for k, v in kwargs.items()}
-    sources = floating([built_args, built_kwargs])
     try:
-        with tf.GradientTape(persistent=True) as outer:
-            outer.watch(sources)
-            with tf.GradientTape(persistent=True) as inner:
-                inner.watch(sources)
-                result = op(*built_args, **built_kwargs)
-                outs = outputs_of(result)
-                differentiable = [o for o in outs if o.dtype.is_floating]
-                weights = [tf.constant(rng.standard_normal(o.shape.as_list()), o.dtype)
-                           for o in differentiable]
-                total = paired(differentiable, weights) if differentiable else None
-            grads = (inner.gradient(total, sources, unconnected_gradients="zero")
-                     if total is not None and sources else [])
-            vs = [tf.constant(rng.standard_normal(g.shape.as_list()), g.dtype) for g in grads]
-            second = paired(grads, vs) if grads else None
-        grads2 = []
-        if second is not None and order >= 2:
-            try:
-                grads2 = outer.gradient(second, sources, unconnected_gradients="zero")
-            except LookupError:  # TensorFlow has no second-order rule (softsign): first only
-                entry["order"] = 1
+        try:
+            result, outs, weights, grads, vs, grads2 = replay.run(
+                tf, op, built_args, built_kwargs, random_like, random_like, order)
+        except LookupError:  # TensorFlow has no second-order rule (softsign): first only
+            entry["order"] = order = 1
+            result, outs, weights, grads, vs, grads2 = replay.run(
+                tf, op, built_args, built_kwargs, random_like, random_like, order)
     except (tf.errors.OpError, TypeError, ValueError) as error:
         entry["raises"] = type(error).__name__
         return entry

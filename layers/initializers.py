@@ -67,7 +67,7 @@ class Constant(Initializer):
     def __call__(self, shape, dtype=None):
         dtype = fw.as_dtype(dtype) or fw.float32
         value = fw.cast(fw.convert_to_tensor(self.value), dtype)
-        return fw.constant(value, shape=_shape(shape))
+        return fw.constant(fw.broadcast_to(value, _shape(shape)))  # (constant(shape=) reshapes)
 
 
 class _Random(Initializer):

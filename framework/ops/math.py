@@ -20,16 +20,25 @@ from ..primitive import define, primitive
 def floats_only(forward):
     """``forward`` refusing integer and bool arrays, as TensorFlow's float-only kernels do
     (NumPy would silently compute ``sqrt`` of an int32 array in float64). The op's error
-    wrapper adds its name and the inputs' dtypes and shapes."""
-    @functools.wraps(forward)
-    def checked(x, *rest, **params):
-        if x.dtype.kind not in "fc":
-            raise TypeError(f"expected a floating-point tensor (float16, float32 or float64), "
-                            f"got {x.dtype.name}; convert it first, e.g. fw.cast(x, fw.float32)")
-        return forward(x, *rest, **params)
-    if hasattr(forward, "nin"):  # a ufunc states its arity; a function's signature does
-        checked.nin = forward.nin
-    return checked
+    wrapper adds its name and the inputs' dtypes and shapes. A one-argument ufunc (``exp``,
+    ``sqrt``: the common case) gets a wrapper without argument packing, the cheapest call."""
+    if getattr(forward, "nin", None) == 1:
+        def checked(x):
+            if x.dtype.kind not in "fc":
+                _refuse(x)
+            return forward(x)
+        checked.nin = 1
+    else:
+        def checked(x, *rest, **params):
+            if x.dtype.kind not in "fc":
+                _refuse(x)
+            return forward(x, *rest, **params)
+    return functools.wraps(forward)(checked)
+
+
+def _refuse(x):
+    raise TypeError(f"expected a floating-point tensor (float16, float32 or float64), got "
+                    f"{x.dtype.name}; convert it first, e.g. fw.cast(x, fw.float32)")
 
 
 def _mask(condition, like):

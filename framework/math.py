@@ -14,7 +14,11 @@ from .ops.elementwise import (acos, acosh, add_n, asin, asinh, atan, atan2, atan
                               multiply_no_nan, reciprocal, reciprocal_no_nan, rint, round,
                               rsqrt, scalar_mul, sinh, softsign, squared_difference, tan,
                               truediv, xdivy, xlog1py, xlogy)
+from .ops.elementwise import polyval
 from .ops.scan import cumprod, cumsum, cumulative_logsumexp
+from .ops.segment import (bincount, confusion_matrix, in_top_k, invert_permutation,
+                          segment_mean, segment_sum, unsorted_segment_mean,
+                          unsorted_segment_sum, zero_fraction)
 from .ops.sort import top_k
 from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,
                         reduce_euclidean_norm, reduce_logsumexp, reduce_prod, reduce_std,

@@ -103,6 +103,12 @@ def _scatter_ref(u):
     return out
 
 
+def _scatter_2d(u, shape):
+    out = np.zeros(shape)
+    out[[0, 2], [1, 3]] = u
+    return out
+
+
 X = normal(3, 4)
 T = normal(2, 3, 4)
 ARRAY = [
@@ -141,6 +147,12 @@ ARRAY = [
      [normal(3), normal(4)]),
     ("meshgrid_ij", lambda a, b, c: fw.meshgrid(a, b, c, indexing="ij"),
      lambda a, b, c: np.meshgrid(a, b, c, indexing="ij"), [normal(2), normal(3), normal(2)]),
+    ("tensor_scatter_nd_add", lambda x, u: fw.tensor_scatter_nd_add(x, [[0, 1], [2, 3]], u),
+     lambda x, u: x + _scatter_2d(u, x.shape),
+     [X, normal(2)]),
+    ("tensor_scatter_nd_update", lambda x, u: fw.tensor_scatter_nd_update(x, [[0, 1], [2, 3]], u),
+     lambda x, u: np.where(_scatter_2d(np.ones(2), x.shape) > 0, _scatter_2d(u, x.shape), x),
+     [X, normal(2)]),
     ("broadcast_to", lambda x: fw.broadcast_to(x, [2, 3, 4]),
      lambda x: np.broadcast_to(x, (2, 3, 4)), [normal(3, 1)]),
 ]

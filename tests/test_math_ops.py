@@ -144,12 +144,41 @@ ACTIVATIONS = [
      [uniform(0, 1, 3, 4), X]),
     ("l2_normalize_nn", lambda x: fw.nn.l2_normalize(x, axis=-1),
      lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True), [X]),
+    ("crelu", fw.nn.crelu, lambda x: np.concatenate([np.maximum(x, 0), np.maximum(-x, 0)], -1),
+     [away(3, 4)]),
+    ("l2_loss", fw.nn.l2_loss, lambda x: (x * x).sum() / 2, [X]),
+    ("batch_normalization", lambda x, m, v, o, s: fw.nn.batch_normalization(x, m, v, o, s, 1e-3),
+     lambda x, m, v, o, s: (x - m) / np.sqrt(v + 1e-3) * s + o,
+     [X, normal(4), uniform(0.5, 2, 4), normal(4), normal(4)]),
+    ("weighted_cross_entropy_with_logits",
+     lambda z, x: fw.nn.weighted_cross_entropy_with_logits(z, x, pos_weight=2.5),
+     lambda z, x: -2.5 * z * np.log(np_sigmoid(x)) - (1 - z) * np.log(1 - np_sigmoid(x)),
+     [uniform(0, 1, 3, 4), X]),
+    ("compute_average_loss", lambda x, w: fw.nn.compute_average_loss(x, sample_weight=w),
+     lambda x, w: (x * w).sum() / 3, [normal(3), normal(3)]),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + SCANS + SORTS + ACTIVATIONS
+SEGMENTS = [
+    ("unsorted_segment_sum", lambda x: fw.math.unsorted_segment_sum(x, [0, 2, 0], 4),
+     lambda x: np.stack([x[0] + x[2], 0 * x[0], x[1], 0 * x[0]]), [X]),
+    ("unsorted_segment_sum_2d_ids", lambda x: fw.math.unsorted_segment_sum(
+        x, [[0, 1, 1, 5], [1, 0, 0, 0], [2, 2, 0, -1]], 3),
+     lambda x: np.array([x[0, 0] + x[1, 1:].sum() + x[2, 2], x[0, 1:3].sum() + x[1, 0],
+                         x[2, :2].sum()]), [X]),
+    ("unsorted_segment_mean", lambda x: fw.math.unsorted_segment_mean(x, [1, 1, 0], 3),
+     lambda x: np.stack([x[2], (x[0] + x[1]) / 2, 0 * x[0]]), [X]),
+    ("segment_sum", lambda x: fw.math.segment_sum(x, [0, 0, 2]),
+     lambda x: np.stack([x[0] + x[1], 0 * x[0], x[2]]), [X]),
+    ("segment_mean", lambda x: fw.math.segment_mean(x, [0, 1, 1]),
+     lambda x: np.stack([x[0], (x[1] + x[2]) / 2]), [X]),
+    ("polyval", lambda x: fw.math.polyval([1.5, -2.0, 0.5], x), lambda x: 1.5 * x * x - 2 * x + 0.5,
+     [X]),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + SCANS + SORTS + ACTIVATIONS + SEGMENTS
 (test_forward_matches_numpy, test_first_and_second_order_gradients,
  test_vectorized_jacobian_equals_the_loop, test_on_the_device_backend) = table_tests(
-    CASES, ELEMENTWISE + ACTIVATIONS)
+    CASES, ELEMENTWISE + ACTIVATIONS + SEGMENTS)
 
 
 # --- ops without a gradient: values and dtypes ---------------------------------------------------
@@ -228,6 +257,25 @@ def test_sorting_orders_and_tie_breaks():
         fw.math.top_k(x, k=5)
     with pytest.raises(ValueError, match="direction"):
         fw.sort(x, direction="UP")
+
+
+def test_counting_and_grouping_follow_tensorflow():
+    y, idx = fw.unique(fw.constant([3, 1, 3, 2, 1]))
+    assert y.numpy().tolist() == [3, 1, 2] and idx.numpy().tolist() == [0, 1, 0, 2, 1]
+    assert type(fw.unique(fw.constant([1]))).__name__ == "Unique"
+    assert fw.math.bincount([1, 1, 3], minlength=5).numpy().tolist() == [0, 2, 0, 1, 0]
+    assert fw.math.bincount([0, 2], weights=[0.5, 1.5]).dtype == fw.float32
+    matrix = fw.math.confusion_matrix([0, 1, 1, 2], [0, 1, 0, 2], num_classes=3)
+    assert matrix.numpy().tolist() == [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
+    hits = fw.math.in_top_k([1, 0], fw.constant([[0.1, 0.9, 0.0], [0.5, 0.5, 0.0]]), 1)
+    assert hits.numpy().tolist() == [True, True]  # a tie on the boundary counts in
+    assert fw.searchsorted([1.0, 3.0, 5.0], [3.0, 6.0], side="right").numpy().tolist() == [2, 3]
+    assert fw.math.invert_permutation([2, 0, 1]).numpy().tolist() == [1, 2, 0]
+    assert float(fw.math.zero_fraction([0.0, 1.0, 0.0, 2.0])) == 0.5
+    with pytest.raises(ValueError, match="segment_sum: segment_ids must be sorted"):
+        fw.math.segment_sum(fw.ones((3,)), [1, 0, 1])
+    with pytest.raises(ValueError, match="invert_permutation"):
+        fw.math.invert_permutation([0, 0])
 
 
 def test_top_k_gradient_goes_to_the_selected_entries():

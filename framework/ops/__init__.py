@@ -11,7 +11,8 @@ from .shape import (argmax, argmin, broadcast_to, concat, expand_dims, gather, g
 # TensorFlow's other top-level ops (the rest of tf.math and tf.linalg: framework.math, .linalg)
 from .array import (boolean_mask, gather_nd, is_tensor, linspace, meshgrid, newaxis, pad, rank,
                     repeat, reverse, roll, scatter_nd, sequence_mask, shape, size, slice, split,
-                    tile, unstack)
+                    tensor_scatter_nd_add, tensor_scatter_nd_update, tile, unstack)
+from .segment import searchsorted, unique
 from .elementwise import (acos, acosh, add_n, asin, asinh, atan, atan2, atanh, cosh, floor,
                           floordiv, floormod, realdiv, round, scalar_mul, sinh, tan, truediv,
                           truncatediv, truncatemod)
@@ -70,4 +71,5 @@ __all__ = [
     "linspace", "meshgrid", "newaxis", "norm", "pad", "rank", "realdiv", "reduce_all",
     "reduce_any", "reduce_logsumexp", "reduce_prod", "repeat", "reverse", "roll", "round",
     "scalar_mul", "scatter_nd", "sequence_mask", "shape", "sinh", "size", "slice", "sort",
-    "split", "tan", "tensordot", "tile", "truediv", "truncatediv", "truncatemod", "unstack"]
+    "searchsorted", "split", "tan", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
+    "tensordot", "tile", "truediv", "truncatediv", "truncatemod", "unique", "unstack"]

@@ -9,14 +9,18 @@ import numpy as np
 from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor, wrap
-from .elementwise import softsign
-from .math import cast, floats_only, sigmoid
-from .shape import where
+from .elementwise import add_n, log1p, rsqrt, softsign
+from .math import abs, cast, exp, floats_only, maximum, sigmoid, square
+from .reduce import reduce_sum
+from .shape import concat, where
+from .segment import zero_fraction
 from .sort import top_k
 from .stats import l2_normalize, moments
 
-__all__ = ["dropout", "elu", "l2_normalize", "leaky_relu", "moments", "relu6", "selu",
-           "sigmoid_cross_entropy_with_logits", "silu", "softsign", "swish", "top_k"]
+__all__ = ["batch_normalization", "compute_average_loss", "crelu", "dropout", "elu",
+           "l2_loss", "l2_normalize", "leaky_relu", "moments", "relu6", "scale_regularization_loss",
+           "selu", "sigmoid_cross_entropy_with_logits", "silu", "softsign", "swish", "top_k",
+           "weighted_cross_entropy_with_logits", "zero_fraction"]
 
 
 def _ones_where(condition, other):
@@ -117,3 +121,49 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     keep = generator(seed).random(shape) >= rate
     scale = wrap(backend.to_backend((keep / (1 - rate)).astype(x.dtype)))
     return x * scale
+
+
+def crelu(features, axis=-1, name=None):
+    """``concat([relu(x), relu(-x)], axis)``."""
+    x = convert_to_tensor(features)
+    return concat([maximum(x, 0), maximum(-x, 0)], axis=axis)
+
+
+def l2_loss(t, name=None):
+    """``sum(t ** 2) / 2``."""
+    return reduce_sum(square(t)) / 2
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``(x - mean) * scale / sqrt(variance + epsilon) + offset`` (offset, scale may be None),
+    in TensorFlow's order of operations."""
+    x = convert_to_tensor(x)
+    inv = rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    return x * inv + ((offset - mean * inv) if offset is not None else -mean * inv)
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """The sigmoid cross-entropy with the positive term weighted by ``pos_weight``."""
+    logits = convert_to_tensor(logits)
+    labels = convert_to_tensor(labels, logits.dtype)
+    log_weight = (pos_weight - 1) * labels + 1
+    return (1 - labels) * logits + log_weight * (log1p(exp(-abs(logits))) + maximum(-logits, 0))
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """The sum of the (weighted) per-example losses over the global batch size (the batch's
+    own size by default: one replica)."""
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * sample_weight
+    size = loss.shape[0] if global_batch_size is None and loss.ndim else global_batch_size or 1
+    return reduce_sum(loss) / size
+
+
+def scale_regularization_loss(regularization_loss):
+    """The regularization loss divided by the replica count (one here)."""
+    if isinstance(regularization_loss, (list, tuple)):
+        return add_n(regularization_loss)
+    return convert_to_tensor(regularization_loss)

@@ -275,3 +275,20 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
             x = gather(x, index, axis=a)
     return x
 
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """``tensor`` with ``updates`` added at the index tuples of ``indices``."""
+    tensor = convert_to_tensor(tensor)
+    return tensor + scatter_nd(indices, convert_to_tensor(updates, tensor.dtype), tensor.shape)
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """``tensor`` with the entries at the index tuples of ``indices`` replaced by ``updates``
+    (the gradient reaches ``tensor`` only where it was kept)."""
+    from .shape import where
+    tensor = convert_to_tensor(tensor)
+    updates = convert_to_tensor(updates, tensor.dtype)
+    hit = backend.array_module(tensor._value).zeros(tensor.shape, dtype=bool)
+    hit[_index_columns(indices, "tensor_scatter_nd_update")] = True
+    return where(wrap(hit), scatter_nd(indices, updates, tensor.shape), tensor)

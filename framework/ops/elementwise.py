@@ -172,3 +172,14 @@ def softsign(features, name=None):
     """``x / (1 + |x|)``."""
     x = convert_to_tensor(features)
     return x / (abs(x) + 1)
+
+
+def polyval(coeffs, x, name=None):
+    """``coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1]`` (Horner's rule), ``coeffs`` a list."""
+    x = convert_to_tensor(x)
+    if not coeffs:
+        return x * 0
+    total = convert_to_tensor(coeffs[0], x.dtype) + x * 0
+    for c in coeffs[1:]:
+        total = total * x + convert_to_tensor(c, x.dtype)
+    return total

@@ -34,10 +34,11 @@ def is_float(value):
 
 def run(module, op, args, kwargs, weights_for, directions_for, order):
     """``op(*args, **kwargs)`` under nested tapes of ``module`` (tf or fw): the result, its
-    leaves, the gradient of ``sum(w * output)`` for ``weights_for(float outputs)`` with
-    respect to every float input, and with ``order`` 2 the gradient of
-    ``sum(v * gradient)`` for ``directions_for(gradients)`` (unconnected: zeros)."""
-    sources = [x for x in flatten([args, list(kwargs.values())]) if is_float(x)]
+    leaves, with ``order`` 1 or more the gradient of ``sum(w * output)`` for
+    ``weights_for(float outputs)`` with respect to every float input, and with ``order`` 2 the
+    gradient of ``sum(v * gradient)`` for ``directions_for(gradients)`` (unconnected: zeros).
+    ``order`` 0: the forward alone (TensorFlow has no gradient for the op)."""
+    sources = [x for x in flatten([args, list(kwargs.values())]) if is_float(x) and order]
 
     def paired(tensors, weights):
         return module.math.add_n([module.reduce_sum(t * w) for t, w in zip(tensors, weights)])
@@ -48,7 +49,7 @@ def run(module, op, args, kwargs, weights_for, directions_for, order):
             inner.watch(sources)
             result = op(*args, **kwargs)
             outs = flatten(result)
-            differentiable = [o for o in outs if is_float(o)]
+            differentiable = [o for o in outs if is_float(o) and order]
             weights = weights_for(differentiable)
             total = paired(differentiable, weights) if differentiable else None
         grads = (inner.gradient(total, sources, unconnected_gradients="zero")

@@ -14,7 +14,7 @@ from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, constant, convert_to_tensor
+from .tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor
 
 # TensorFlow's wider surface: the tf.math and tf.linalg namespaces, the version, and an
 # unknown name's AttributeError that suggests the closest existing ones
@@ -34,7 +34,7 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
     "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "__version__"})
+    "linalg", "math", "TensorShape", "__version__"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
     _suggest_close_names(_module, _label)

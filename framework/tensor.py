@@ -18,6 +18,33 @@ from .context import note_assign, note_escape, state
 from .dtypes import as_dtype, default_dtype
 
 
+class TensorShape(tuple):
+    """A tensor's shape: a tuple of ints with TensorFlow's ``TensorShape`` methods, so both
+    ``x.shape == (2, 3)`` and ``x.shape.as_list()`` work. Every dimension is known here."""
+
+    __slots__ = ()
+
+    def as_list(self):
+        return list(self)
+
+    @property
+    def rank(self):
+        return len(self)
+
+    ndims = rank
+
+    def num_elements(self):
+        return math.prod(self)
+
+    def is_fully_defined(self):
+        return True
+
+    def assert_is_compatible_with(self, other):
+        other = tuple(other)
+        if len(other) != len(self) or any(o is not None and o != d for d, o in zip(self, other)):
+            raise ValueError(f"Shapes {self} and {other} are incompatible")
+
+
 class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
@@ -31,7 +58,11 @@ class Tensor:
     # --- what a user reads -------------------------------------------------------------------
     @property
     def shape(self):
-        return tuple(self._value.shape)
+        return TensorShape(self._value.shape)
+
+    def get_shape(self):
+        """TensorFlow's older spelling of ``.shape``."""
+        return TensorShape(self._value.shape)
 
     @property
     def dtype(self):

@@ -74,6 +74,18 @@ def test_bool_of_a_tensor():
         pytest.fail("a scalar comparison must drive an if")
 
 
+def test_shape_is_a_tuple_with_tensorflows_methods():
+    x = fw.zeros((2, 3))
+    assert x.shape == (2, 3) and isinstance(x.shape, tuple) and isinstance(x.shape, fw.TensorShape)
+    assert x.shape.as_list() == [2, 3] and x.get_shape().as_list() == [2, 3]
+    assert x.shape.rank == x.shape.ndims == 2 and x.shape.num_elements() == 6
+    assert x.shape.is_fully_defined() and x.shape[1:] == (3,)
+    x.shape.assert_is_compatible_with([None, 3])
+    with pytest.raises(ValueError, match="incompatible"):
+        x.shape.assert_is_compatible_with([2, 4])
+    assert fw.Variable([1.0]).shape.as_list() == [1]
+
+
 def test_version_is_the_packages():
     text = open("pyproject.toml").read()
     assert fw.__version__ == re.search(r'^version = "(.+)"', text, re.MULTILINE).group(1)

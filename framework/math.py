@@ -20,6 +20,7 @@ from .ops.segment import (bincount, confusion_matrix, in_top_k, invert_permutati
                           segment_mean, segment_sum, unsorted_segment_mean,
                           unsorted_segment_sum, zero_fraction)
 from .ops.sort import top_k
+from .ops.special import digamma, erfinv, lgamma, ndtri, polygamma
 from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,
                         reduce_euclidean_norm, reduce_logsumexp, reduce_prod, reduce_std,
                         reduce_variance)

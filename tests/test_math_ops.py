@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import special
 
 import framework as fw
 from op_checks import check_gradients, table_tests
@@ -158,6 +159,20 @@ ACTIVATIONS = [
      lambda x, w: (x * w).sum() / 3, [normal(3), normal(3)]),
 ]
 
+SPECIAL = [  # (SciPy comes with scikit-learn, a test dependency)
+    ("lgamma", fw.math.lgamma, special.gammaln,
+     [np.array([0.3, 1.0, 2.5, 7.0, 25.0, -0.5, -2.3, -7.6])]),
+    ("digamma", fw.math.digamma, special.digamma,
+     [np.array([0.3, 1.0, 2.5, 7.0, 25.0, -0.5, -2.3, -7.6])]),
+    ("polygamma_1", lambda x: fw.math.polygamma(1.0, x), lambda x: special.polygamma(1, x),
+     [uniform(0.2, 14.0, 6)]),
+    ("polygamma_3", lambda x: fw.math.polygamma(3.0, x), lambda x: special.polygamma(3, x),
+     [uniform(0.2, 14.0, 6)]),
+    ("erfinv", fw.math.erfinv, special.erfinv, [uniform(-0.95, 0.95, 3, 4)]),
+    ("ndtri", fw.math.ndtri, special.ndtri, [uniform(0.05, 0.95, 3, 4)]),
+]
+
+
 SEGMENTS = [
     ("unsorted_segment_sum", lambda x: fw.math.unsorted_segment_sum(x, [0, 2, 0], 4),
      lambda x: np.stack([x[0] + x[2], 0 * x[0], x[1], 0 * x[0]]), [X]),
@@ -175,7 +190,7 @@ SEGMENTS = [
      [X]),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + SCANS + SORTS + ACTIVATIONS + SEGMENTS
+CASES = ELEMENTWISE + REDUCTIONS + SCANS + SORTS + ACTIVATIONS + SEGMENTS + SPECIAL
 (test_forward_matches_numpy, test_first_and_second_order_gradients,
  test_vectorized_jacobian_equals_the_loop, test_on_the_device_backend) = table_tests(
     CASES, ELEMENTWISE + ACTIVATIONS + SEGMENTS)

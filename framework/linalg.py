@@ -4,10 +4,12 @@ import sys as _sys
 
 from .creation import eye
 from .namespaces import suggest_close_names as _suggest_close_names
+from .ops.decomposition import eigh, eigvalsh, lstsq, matrix_rank
 from .ops.linalg import einsum, matmul
 from .ops.matrix import (adjoint, band_part, cholesky, cholesky_solve, cross, det, diag,
                          diag_part, global_norm, inv, logdet, matrix_transpose, matvec, norm,
-                         normalize, slogdet, solve, tensordot, trace, triangular_solve)
+                         normalize, set_diag, slogdet, solve, tensor_diag, tensor_diag_part,
+                         tensordot, trace, triangular_solve)
 from .ops.stats import l2_normalize
 
 _suggest_close_names(_sys.modules[__name__], "fw.linalg")

@@ -14,13 +14,15 @@ from .ops.elementwise import (acos, acosh, add_n, asin, asinh, atan, atan2, atan
                               multiply_no_nan, reciprocal, reciprocal_no_nan, rint, round,
                               rsqrt, scalar_mul, sinh, softsign, squared_difference, tan,
                               truediv, xdivy, xlog1py, xlogy)
-from .ops.elementwise import polyval
+from .ops.elementwise import accumulate_n, conj, imag, nextafter, polyval, real
 from .ops.scan import cumprod, cumsum, cumulative_logsumexp
 from .ops.segment import (bincount, confusion_matrix, in_top_k, invert_permutation,
-                          segment_mean, segment_sum, unsorted_segment_mean,
-                          unsorted_segment_sum, zero_fraction)
+                          is_non_decreasing, is_strictly_increasing, segment_max, segment_mean,
+                          segment_min, segment_prod, segment_sum, unsorted_segment_max,
+                          unsorted_segment_mean, unsorted_segment_min, unsorted_segment_prod,
+                          unsorted_segment_sqrt_n, unsorted_segment_sum, zero_fraction)
 from .ops.sort import top_k
-from .ops.special import digamma, erfinv, lgamma, ndtri, polygamma
+from .ops.special import digamma, erfinv, lbeta, lgamma, ndtri, polygamma
 from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,
                         reduce_euclidean_norm, reduce_logsumexp, reduce_prod, reduce_std,
                         reduce_variance)

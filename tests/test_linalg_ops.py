@@ -32,6 +32,7 @@ def np_spd(x):
 
 
 A = well_conditioned(3, 3)
+SEPARATED = np.diag([1.0, 3.0, 6.0]) + 0.3 * _rng.standard_normal((3, 3))  # distinct eigenvalues
 BATCH = well_conditioned(2, 3, 3)
 
 LINALG = [
@@ -93,6 +94,28 @@ LINALG = [
     ("normalize", lambda x: fw.linalg.normalize(x, axis=1),
      lambda x: (x / np.linalg.norm(x, axis=1, keepdims=True),
                 np.linalg.norm(x, axis=1, keepdims=True)), [normal(3, 4)]),
+    ("eigvalsh", fw.linalg.eigvalsh, lambda a: np.linalg.eigvalsh(a), [SEPARATED]),
+    ("eigh_vectors_squared", lambda a: fw.linalg.eigh(a).v ** 2,
+     lambda a: np.linalg.eigh(a)[1] ** 2, [SEPARATED]),
+    ("eigh_batch", lambda a: fw.linalg.eigh(a)[0] * 2 + fw.reduce_sum(fw.linalg.eigh(a)[1] ** 4),
+     lambda a: np.linalg.eigh(a)[0] * 2 + (np.linalg.eigh(a)[1] ** 4).sum(),
+     [np.stack([SEPARATED, SEPARATED.T])]),
+    ("lstsq_tall", fw.linalg.lstsq, lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],
+     [normal(5, 3), normal(5, 2)]),
+    ("lstsq_wide_regularized", lambda a, b: fw.linalg.lstsq(a, b, l2_regularizer=0.5),
+     lambda a, b: a.T @ np.linalg.solve(a @ a.T + 0.5 * np.eye(2), b),
+     [normal(2, 4), normal(2, 3)]),
+    ("set_diag_tall", fw.linalg.set_diag,
+     lambda x, d: x * (1 - np.eye(4, 3)) + np.pad(np.diag(d), [[0, 1], [0, 0]]),
+     [normal(4, 3), normal(3)]),
+    ("set_diag_wide_batch", fw.linalg.set_diag,
+     lambda x, d: x * (1 - np.eye(2, 3)) + np.pad(d[..., :, None] * np.eye(2), [[0, 0], [0, 0],
+                                                                                 [0, 1]]),
+     [normal(2, 2, 3), normal(2, 2)]),
+    ("tensor_diag", fw.linalg.tensor_diag,
+     lambda d: np.diag(d.reshape(-1)).reshape(d.shape + d.shape), [normal(2, 2)]),
+    ("tensor_diag_part", fw.linalg.tensor_diag_part,
+     lambda x: np.diag(x.reshape(4, 4)).reshape(2, 2), [normal(2, 2, 2, 2)]),
     ("global_norm", lambda x, y: fw.linalg.global_norm([x, y]),
      lambda x, y: np.sqrt((x ** 2).sum() + (y ** 2).sum()), [normal(3), normal(2, 2)]),
 ]

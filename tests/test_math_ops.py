@@ -155,6 +155,16 @@ ACTIVATIONS = [
      lambda z, x: fw.nn.weighted_cross_entropy_with_logits(z, x, pos_weight=2.5),
      lambda z, x: -2.5 * z * np.log(np_sigmoid(x)) - (1 - z) * np.log(1 - np_sigmoid(x)),
      [uniform(0, 1, 3, 4), X]),
+    ("log_poisson_loss", lambda z, x: fw.nn.log_poisson_loss(z, x, compute_full_loss=True),
+     lambda z, x: np.exp(x) - x * z + np.where(z > 1, _stirling(np.maximum(z, 1)), 0),
+     [np.array([0.0, 0.5, 1.5, 3.0, 7.0]), normal(5)]),
+    ("weighted_moments", lambda x, w: fw.nn.weighted_moments(x, [1], w),
+     lambda x, w: ((w * x).sum(1) / w.sum(1),
+                   (w * (x - ((w * x).sum(1) / w.sum(1))[:, None]) ** 2).sum(1) / w.sum(1)),
+     [X, uniform(0.5, 2.0, 3, 4)]),
+    ("sufficient_statistics_normalized", lambda x: fw.nn.normalize_moments(
+        *fw.nn.sufficient_statistics(x, [0], shift=fw.constant(0.5, fw.float64))),
+     lambda x: (x.mean(0), x.var(0)), [X]),
     ("compute_average_loss", lambda x, w: fw.nn.compute_average_loss(x, sample_weight=w),
      lambda x, w: (x * w).sum() / 3, [normal(3), normal(3)]),
 ]
@@ -169,8 +179,14 @@ SPECIAL = [  # (SciPy comes with scikit-learn, a test dependency)
     ("polygamma_3", lambda x: fw.math.polygamma(3.0, x), lambda x: special.polygamma(3, x),
      [uniform(0.2, 14.0, 6)]),
     ("erfinv", fw.math.erfinv, special.erfinv, [uniform(-0.95, 0.95, 3, 4)]),
+    ("lbeta", fw.math.lbeta, lambda x: special.gammaln(x).sum(-1) - special.gammaln(x.sum(-1)),
+     [uniform(0.3, 4.0, 3, 4)]),
     ("ndtri", fw.math.ndtri, special.ndtri, [uniform(0.05, 0.95, 3, 4)]),
 ]
+
+
+def _stirling(z):
+    return z * np.log(z) - z + 0.5 * np.log(2 * np.pi * z)
 
 
 SEGMENTS = [
@@ -186,6 +202,16 @@ SEGMENTS = [
      lambda x: np.stack([x[0] + x[1], 0 * x[0], x[2]]), [X]),
     ("segment_mean", lambda x: fw.math.segment_mean(x, [0, 1, 1]),
      lambda x: np.stack([x[0], (x[1] + x[2]) / 2]), [X]),
+    ("unsorted_segment_max", lambda x: fw.math.unsorted_segment_max(x, [0, 1, 0], 2),
+     lambda x: np.stack([np.maximum(x[0], x[2]), x[1]]), [X]),
+    ("segment_min", lambda x: fw.math.segment_min(x, [0, 0, 1]),
+     lambda x: np.stack([np.minimum(x[0], x[1]), x[2]]), [X]),
+    ("unsorted_segment_prod", lambda x: fw.math.unsorted_segment_prod(x, [1, 1, 0], 3),
+     lambda x: np.stack([x[2], x[0] * x[1], np.ones(4)]), [X]),
+    ("segment_prod", lambda x: fw.math.segment_prod(x, [0, 1, 1]),
+     lambda x: np.stack([x[0], x[1] * x[2]]), [X]),
+    ("unsorted_segment_sqrt_n", lambda x: fw.math.unsorted_segment_sqrt_n(x, [1, 1, 0], 2),
+     lambda x: np.stack([x[2], (x[0] + x[1]) / np.sqrt(2)]), [X]),
     ("polyval", lambda x: fw.math.polyval([1.5, -2.0, 0.5], x), lambda x: 1.5 * x * x - 2 * x + 0.5,
      [X]),
 ]
@@ -287,6 +313,9 @@ def test_counting_and_grouping_follow_tensorflow():
     assert fw.searchsorted([1.0, 3.0, 5.0], [3.0, 6.0], side="right").numpy().tolist() == [2, 3]
     assert fw.math.invert_permutation([2, 0, 1]).numpy().tolist() == [1, 2, 0]
     assert float(fw.math.zero_fraction([0.0, 1.0, 0.0, 2.0])) == 0.5
+    empty = fw.math.unsorted_segment_max(fw.ones((2, 2)), [0, 0], 2).numpy()[1]
+    assert empty.tolist() == [np.finfo(np.float32).min] * 2  # an empty segment, as in TF
+    assert fw.math.is_non_decreasing([1, 2, 2]) and not fw.math.is_strictly_increasing([1, 2, 2])
     with pytest.raises(ValueError, match="segment_sum: segment_ids must be sorted"):
         fw.math.segment_sum(fw.ones((3,)), [1, 0, 1])
     with pytest.raises(ValueError, match="invert_permutation"):

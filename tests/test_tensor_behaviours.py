@@ -1,6 +1,7 @@
 """Tensors behave as TensorFlow's: conversion dtypes, ``constant(shape=)``, formatting, ``bool``,
 ``//`` and ``%``, ``name=`` on every op, the version, and the namespaces' AttributeErrors."""
 import inspect
+import pathlib
 import re
 
 import numpy as np
@@ -87,7 +88,7 @@ def test_shape_is_a_tuple_with_tensorflows_methods():
 
 
 def test_version_is_the_packages():
-    text = open("pyproject.toml").read()
+    text = pathlib.Path(__file__).resolve().parent.parent.joinpath("pyproject.toml").read_text()
     assert fw.__version__ == re.search(r'^version = "(.+)"', text, re.MULTILINE).group(1)
 
 

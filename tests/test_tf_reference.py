@@ -49,8 +49,9 @@ def test_op_matches_tensorflow(case):
         return lambda tensors: [fw.constant(np.asarray(w, t.dtype))
                                 for t, w in zip(tensors, case[key])]
 
-    result, outs, _, grads, _, grads2 = replay.run(
-        fw, op, args, kwargs, recorded("weights"), recorded("directions"), case["order"])
+    with np.errstate(over="ignore"):  # (an empty segment's max is the lowest float, as in TF)
+        result, outs, _, grads, _, grads2 = replay.run(
+            fw, op, args, kwargs, recorded("weights"), recorded("directions"), case["order"])
     if case["structure"] not in ("EagerTensor", "list", "tuple"):
         assert type(result).__name__ == case["structure"]
     assert len(outs) == len(case["outputs"])

@@ -9,18 +9,20 @@ import numpy as np
 from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor, wrap
-from .elementwise import add_n, log1p, rsqrt, softsign
-from .math import abs, cast, exp, floats_only, maximum, sigmoid, square
+from .elementwise import add_n, divide_no_nan, log1p, rsqrt, softsign
+from .math import abs, cast, exp, floats_only, log, maximum, sigmoid, square
 from .reduce import reduce_sum
-from .shape import concat, where
-from .segment import zero_fraction
+from .shape import concat, squeeze, where
+from .segment import in_top_k, zero_fraction
 from .sort import top_k
 from .stats import l2_normalize, moments
 
-__all__ = ["batch_normalization", "compute_average_loss", "crelu", "dropout", "elu",
-           "l2_loss", "l2_normalize", "leaky_relu", "moments", "relu6", "scale_regularization_loss",
-           "selu", "sigmoid_cross_entropy_with_logits", "silu", "softsign", "swish", "top_k",
-           "weighted_cross_entropy_with_logits", "zero_fraction"]
+__all__ = ["batch_normalization", "compute_average_loss", "crelu", "dropout", "elu", "in_top_k",
+           "l2_loss", "l2_normalize", "leaky_relu", "log_poisson_loss", "moments",
+           "normalize_moments", "relu6", "scale_regularization_loss", "selu",
+           "sigmoid_cross_entropy_with_logits", "silu", "softsign", "sufficient_statistics",
+           "swish", "top_k", "weighted_cross_entropy_with_logits", "weighted_moments",
+           "zero_fraction"]
 
 
 def _ones_where(condition, other):
@@ -167,3 +169,48 @@ def scale_regularization_loss(regularization_loss):
     if isinstance(regularization_loss, (list, tuple)):
         return add_n(regularization_loss)
     return convert_to_tensor(regularization_loss)
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """``exp(log_input) - log_input * targets``, plus Stirling's approximation of
+    ``log(targets!)`` (for targets > 1) with ``compute_full_loss``."""
+    log_input = convert_to_tensor(log_input)
+    targets = convert_to_tensor(targets, log_input.dtype)
+    loss = exp(log_input) - log_input * targets
+    if not compute_full_loss:
+        return loss
+    safe = where(targets > 1, targets, 1)
+    stirling = safe * log(safe) - safe + 0.5 * log(safe * (2 * np.pi))
+    return loss + where(targets > 1, stirling, 0)
+
+
+def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
+    """``(count, sum(x - shift), sum((x - shift) ** 2), shift)`` over ``axes``."""
+    x = convert_to_tensor(x)
+    axes = [axes] if np.ndim(axes) == 0 else list(axes)
+    count = convert_to_tensor(float(np.prod([x.shape[a] for a in axes])), x.dtype)
+    m = x - shift if shift is not None else x
+    return (count, reduce_sum(m, axis=axes, keepdims=keepdims),
+            reduce_sum(square(m), axis=axes, keepdims=keepdims), shift)
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """``(mean, variance)`` from ``sufficient_statistics``' sums."""
+    divisor = 1 / convert_to_tensor(counts)
+    shifted_mean = mean_ss * divisor
+    mean = shifted_mean + shift if shift is not None else shifted_mean
+    return mean, variance_ss * divisor - square(shifted_mean)
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """The mean and variance over ``axes`` with each entry counted ``frequency_weights`` times."""
+    x = convert_to_tensor(x)
+    weights = convert_to_tensor(frequency_weights, x.dtype)
+    total = reduce_sum(weights * x, axis=axes, keepdims=True)
+    weight_sum = reduce_sum(weights + x * 0, axis=axes, keepdims=True)
+    mean = divide_no_nan(total, weight_sum)
+    variance = divide_no_nan(reduce_sum(weights * square(x - mean), axis=axes,
+                                             keepdims=True), weight_sum)
+    if not keepdims:
+        mean, variance = squeeze(mean, axes), squeeze(variance, axes)
+    return mean, variance

@@ -14,8 +14,8 @@ import numpy as np
 from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor
-from .math import (abs, add, cast, divide, exp, floats_only, log, multiply, sigmoid, sqrt,
-                   square, subtract)
+from .math import (_zeros_of, abs, add, cast, divide, exp, floats_only, log, multiply, sigmoid,
+                   sqrt, square, subtract)
 from .shape import where
 
 # --- float functions with a primitive each -------------------------------------------------------
@@ -183,3 +183,30 @@ def polyval(coeffs, x, name=None):
     for c in coeffs[1:]:
         total = total * x + convert_to_tensor(c, x.dtype)
     return total
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """TensorFlow's older ``add_n`` (the same sum)."""
+    return add_n(inputs)
+
+
+def real(input, name=None):  # noqa: A002 - TensorFlow's argument name
+    """The real part: a real tensor itself (complex tensors are not supported)."""
+    x = convert_to_tensor(input)
+    if x.dtype.kind == "c":
+        raise TypeError("real: complex tensors are not supported")
+    return x
+
+
+conj = real  # of a real tensor: itself, as in TensorFlow
+
+
+def imag(input, name=None):  # noqa: A002
+    """The imaginary part of a real tensor: zeros (no gradient flows through them)."""
+    from ..creation import zeros_like
+    return zeros_like(real(input))
+
+
+# TensorFlow's gradient: the cotangent for x1 (one step barely moves it), none for x2
+nextafter = define("nextafter", np.nextafter, lambda g, out, x1, x2: g,
+                   lambda g, out, x1, x2: _zeros_of(g), same_dtype=True)

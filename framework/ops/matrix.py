@@ -276,3 +276,43 @@ def global_norm(t_list, name=None):
     """``sqrt(sum of every tensor's squared entries)``."""
     from .elementwise import add_n
     return sqrt(add_n([reduce_sum(square(convert_to_tensor(t))) for t in t_list if t is not None]))
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
+    """``input`` with the main diagonal of each matrix replaced by ``diagonal``."""
+    x, d = convert_to_tensor(input), convert_to_tensor(diagonal)
+    if k:
+        raise ValueError("set_diag: only the main diagonal (k=0) is supported")
+    m, n = x.shape[-2:]
+    if d.shape[-1:] != (min(m, n),):
+        raise ValueError(f"set_diag: a diagonal of shape {d.shape} does not fit matrices of "
+                         f"shape {(m, n)}; it needs {min(m, n)} entries")
+    xp = backend.array_module(x._value)
+    on = wrap(xp.eye(m, n, dtype=bool))
+    spread = expand_dims(d, -1) * wrap(xp.eye(min(m, n), n, dtype=x.dtype))  # rows of d
+    if m > n:
+        spread = _concat_rows(spread, m - n)
+    return where(on, spread, x)
+
+
+def _concat_rows(x, count):
+    from .shape import concat
+    zeros = wrap(backend.array_module(x._value).zeros(x.shape[:-2] + (count, x.shape[-1]),
+                                                      dtype=x.dtype))
+    return concat([x, zeros], axis=x.ndim - 2)
+
+
+def tensor_diag(diagonal, name=None):
+    """The tensor of rank 2k with ``diagonal`` (rank k) on its diagonal."""
+    d = convert_to_tensor(diagonal)
+    return reshape(diag(reshape(d, (-1,))), d.shape + d.shape)
+
+
+def tensor_diag_part(input, name=None):  # noqa: A002
+    """The diagonal of a tensor of shape ``s + s``: the inverse of ``tensor_diag``."""
+    x = convert_to_tensor(input)
+    half = x.ndim // 2
+    if x.ndim % 2 or x.shape[:half] != x.shape[half:]:
+        raise ValueError(f"tensor_diag_part: expected a shape s + s, got {x.shape}")
+    size = int(np.prod(x.shape[:half]))
+    return reshape(diag_part(reshape(x, (size, size))), x.shape[:half])

@@ -12,7 +12,10 @@ import numpy as np
 from .. import backend
 from ..dtypes import as_dtype, int32
 from ..tensor import convert_to_tensor, wrap
-from .shape import _scatter
+from .math import maximum, sqrt
+from .reduce import reduce_max, reduce_min
+from .shape import _scatter, expand_dims, getitem, reshape, where
+from .stats import reduce_prod
 
 Unique = collections.namedtuple("Unique", ["y", "idx"])
 
@@ -37,7 +40,6 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     keep = (ids >= 0) & (ids < num_segments)
     shape = (num_segments,) + data.shape[ids.ndim:]
     if not bool(keep.all()):
-        from .shape import getitem
         data, ids = getitem(data, keep), ids[keep]
     return _scatter(data, key=(xp.asarray(ids, dtype=np.intp),), advanced=True, shape=shape)
 
@@ -52,7 +54,6 @@ def _counts(ids, num_segments, like):
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     """The mean of each segment's rows (0 for an empty segment)."""
-    from .math import maximum
     data = convert_to_tensor(data)
     ids = _segment_ids("unsorted_segment_mean", data, segment_ids)
     total = unsorted_segment_sum(data, segment_ids, num_segments)
@@ -67,18 +68,6 @@ def _sorted_segments(name, data, segment_ids):
     if ids.size and bool((ids[1:] < ids[:-1]).any()):
         raise ValueError(f"{name}: segment_ids must be sorted")
     return data, (int(ids[-1]) + 1 if ids.size else 0)
-
-
-def segment_sum(data, segment_ids, name=None):
-    """``unsorted_segment_sum`` for sorted ids, as many segments as the last id + 1."""
-    data, count = _sorted_segments("segment_sum", data, segment_ids)
-    return unsorted_segment_sum(data, segment_ids, count)
-
-
-def segment_mean(data, segment_ids, name=None):
-    """``unsorted_segment_mean`` for sorted ids."""
-    data, count = _sorted_segments("segment_mean", data, segment_ids)
-    return unsorted_segment_mean(data, segment_ids, count)
 
 
 def unique(x, out_idx=int32, name=None):
@@ -174,3 +163,82 @@ def zero_fraction(value, name=None):
     """The fraction of entries that are 0, as float32."""
     raw = convert_to_tensor(value)._value
     return wrap(backend.array_module(raw).asarray((raw == 0).mean(), dtype=np.float32))
+
+
+# --- segment reductions other than sums: one masked dense reduction per segment -------------------
+def _segment_table(name, data, segment_ids, num_segments, fill):
+    """``table[s, i, ...] = data[i, ...]`` where row ``i`` is in segment ``s``, else ``fill``,
+    and which segments have rows: a (segments, rows, ...) tensor whose reduction over axis 1
+    is the segment reduction, so the gradient is that reduction's (ties share it, as in
+    TensorFlow). It costs memory in segments x rows."""
+    data = convert_to_tensor(data)
+    ids = _segment_ids(name, data, segment_ids)
+    rows = data.shape[ids.ndim:]
+    member = backend.array_module(ids).arange(int(num_segments))[:, None] == ids.reshape(1, -1)
+    mask = wrap(member.reshape(member.shape + (1,) * len(rows)))
+    table = where(mask, expand_dims(reshape(data, (-1,) + rows), 0),
+                  convert_to_tensor(fill, data.dtype))
+    return table, wrap(member.any(axis=1).reshape((-1,) + (1,) * len(rows)))
+
+
+def _segment_extreme(name, reduce, lowest):
+    def segment_reduction(data, segment_ids, num_segments, name=None):
+        data = convert_to_tensor(data)
+        info = np.finfo if data.dtype.kind == "f" else np.iinfo
+        empty = info(data.dtype).min if lowest else info(data.dtype).max
+        table, present = _segment_table(op_name, data, segment_ids, num_segments, empty)
+        return where(present, reduce(table, axis=1), convert_to_tensor(empty, data.dtype))
+    op_name = name
+    segment_reduction.__name__ = segment_reduction.__qualname__ = name
+    segment_reduction.__doc__ = (f"The {name.split('_')[-1]} of each segment's rows (an empty "
+                                 f"segment gives the dtype's {'lowest' if lowest else 'highest'}"
+                                 f" value, as in TensorFlow).")
+    return segment_reduction
+
+
+unsorted_segment_max = _segment_extreme("unsorted_segment_max", reduce_max, lowest=True)
+unsorted_segment_min = _segment_extreme("unsorted_segment_min", reduce_min, lowest=False)
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    """The product of each segment's rows (1 for an empty segment)."""
+    table, _ = _segment_table("unsorted_segment_prod", data, segment_ids, num_segments, 1)
+    return reduce_prod(table, axis=1)
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """Each segment's sum divided by the square root of its row count."""
+    data = convert_to_tensor(data)
+    ids = _segment_ids("unsorted_segment_sqrt_n", data, segment_ids)
+    total = unsorted_segment_sum(data, segment_ids, num_segments)
+    return total / sqrt(maximum(_counts(ids, int(num_segments), data), 1))
+
+
+def _sorted(unsorted, name):
+    """The ``segment_*`` form of ``unsorted``: sorted ids, as many segments as the last + 1."""
+    def segment_reduction(data, segment_ids, name=None):
+        data, count = _sorted_segments(op_name, data, segment_ids)
+        return unsorted(data, segment_ids, count)
+    op_name = name
+    segment_reduction.__name__ = segment_reduction.__qualname__ = name
+    segment_reduction.__doc__ = f"``{unsorted.__name__}`` for sorted ids."
+    return segment_reduction
+
+
+segment_sum = _sorted(unsorted_segment_sum, "segment_sum")
+segment_mean = _sorted(unsorted_segment_mean, "segment_mean")
+segment_max = _sorted(unsorted_segment_max, "segment_max")
+segment_min = _sorted(unsorted_segment_min, "segment_min")
+segment_prod = _sorted(unsorted_segment_prod, "segment_prod")
+
+
+def is_non_decreasing(x, name=None):
+    """Whether the entries of ``x`` (read in order) never decrease: a bool scalar."""
+    raw = backend.to_host(convert_to_tensor(x)._value).reshape(-1)
+    return wrap(backend.to_backend(np.asarray(bool((raw[1:] >= raw[:-1]).all()))))
+
+
+def is_strictly_increasing(x, name=None):
+    """Whether the entries of ``x`` (read in order) always increase: a bool scalar."""
+    raw = backend.to_host(convert_to_tensor(x)._value).reshape(-1)
+    return wrap(backend.to_backend(np.asarray(bool((raw[1:] > raw[:-1]).all()))))

@@ -128,3 +128,10 @@ def ndtri(x, name=None):
     """The inverse of the standard normal CDF: ``sqrt(2) * erfinv(2 x - 1)``."""
     x = convert_to_tensor(x)
     return erfinv(x * 2 - 1) * math.sqrt(2)
+
+
+def lbeta(x, name=None):
+    """``log(|Beta(x)|)`` over the last axis: ``sum(lgamma(x)) - lgamma(sum(x))``."""
+    from .reduce import reduce_sum
+    x = convert_to_tensor(x)
+    return reduce_sum(lgamma(x), axis=-1) - lgamma(reduce_sum(x, axis=-1))

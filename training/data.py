@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+import framework as fw
 from sklearn import datasets as skdata
 from sklearn.model_selection import train_test_split
 
@@ -416,7 +417,8 @@ def iterate_batches(x: np.ndarray, y: np.ndarray, batch_size: int, rng: np.rando
     """
     if len(x) != len(y):
         raise ValueError(f"x has {len(x)} samples but y has {len(y)}")
-    count = num_batches(len(x), batch_size)
-    order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
-    return ((x[order[i * batch_size:(i + 1) * batch_size]],
-             y[order[i * batch_size:(i + 1) * batch_size]]) for i in range(count))
+    num_batches(len(x), batch_size)  # (checks batch_size)
+    batches = fw.data.Dataset.from_tensor_slices((x, y))
+    if shuffle:  # a full-buffer shuffle: one rng.permutation per epoch, drawn here
+        batches = batches.shuffle(max(len(x), 1), seed=rng)
+    return batches.batch(batch_size).as_numpy_iterator()

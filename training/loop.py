@@ -30,8 +30,8 @@ from .build import Training, build_training, training_labels
 from .checkpoint import restore_checkpoint, save_checkpoint
 from .config import Source, dump_toml
 from .data import iterate_batches, load_dataset, num_batches
-from .parallel import (check_batch_size, on_root, random_states, restore_random_state,
-                       start_rank_stream, synchronize)
+from .parallel import (check_batch_size, metric_results, on_root, random_states,
+                       restore_random_state, start_rank_stream, synchronize)
 from .plot import MISSING, plot_curves
 from .records import MetricsFile
 
@@ -87,29 +87,31 @@ def evaluate(training: Training, x: np.ndarray, y: np.ndarray) -> dict[str, floa
     large batches; keys ``test_loss``, ``test_<metric>``. Under MPI each rank evaluates its
     shard of the split and the means are combined by rows: the whole split is evaluated."""
     x, y = fw.distributed.shard(x, y)
-    totals = dict.fromkeys(["loss", *training.metrics], 0.0)
+    totals = {"loss": 0.0}
     for start in range(0, len(x), EVALUATION_BATCH):
         xb, yb = x[start:start + EVALUATION_BATCH], y[start:start + EVALUATION_BATCH]
         predictions = training.model(xb, training=False)
         loss = fw.reduce_mean(training.loss_fn(yb, predictions))
         _accumulate(totals, training, float(loss) * len(xb), yb, predictions.numpy())
-    return {f"test_{name}": value for name, value in _means(totals, len(x)).items()}
+    return {f"test_{name}": value
+            for name, value in _means(totals, len(x), training.metrics).items()}
 
 
 def _accumulate(totals: dict[str, float], training: Training, loss_sum: float, y: np.ndarray,
                 predictions: np.ndarray) -> None:
-    """Add a batch's summed loss and its metrics times its rows (none for an empty shard)."""
+    """Add a batch's summed loss, and the batch to the metrics (none for an empty shard)."""
     totals["loss"] += loss_sum
     if len(y):
-        for name, metric in training.metrics.items():
-            totals[name] += metric(y, predictions) * len(y)
+        for metric in training.metrics.values():
+            metric.update_state(y, predictions)
 
 
-def _means(totals: dict[str, float], rows: int) -> dict[str, float]:
-    """Means over the rows of every rank: each rank's sums over its ``rows``, combined."""
-    means = fw.distributed.allreduce_mean([total / rows if rows else 0.0
-                                           for total in totals.values()], weight=rows)
-    return dict(zip(totals, means, strict=True))
+def _means(totals: dict[str, float], rows: int,
+           metrics: dict[str, fw.metrics.Metric]) -> dict[str, float]:
+    """The mean loss over the rows of every rank (each rank's sum over its ``rows``, combined)
+    and the metrics' results over every rank's rows; the metrics start afresh."""
+    loss = fw.distributed.allreduce_mean(totals["loss"] / rows if rows else 0.0, weight=rows)
+    return {"loss": loss, **metric_results(metrics)}
 
 
 def train(config: dict[str, Any], source: Source, *, resume: bool = False,
@@ -187,7 +189,7 @@ def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[
     shown or recorded: with a progress bar or ``output.step_metrics``."""
     ranks = fw.distributed.size()
     report = ranks > 1 and (progress or config["output"]["step_metrics"])
-    totals = dict.fromkeys(["loss", *training.metrics], 0.0)
+    totals = {"loss": 0.0}
     rows = 0
     batches = num_batches(len(x), config["batch_size"])
     with tqdm(total=batches, desc=f"epoch {epoch}/{config['epochs']}", unit="step", leave=False,
@@ -209,7 +211,7 @@ def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[
                                 lr=",".join(f"{r:.3g}" for r in rates.values()), refresh=False)
             bar.update()
     record = {"epoch": epoch, "step": step}
-    record.update(_means(totals, rows))
+    record.update(_means(totals, rows, training.metrics))
     record.update(rates)
     return record, step
 

@@ -15,7 +15,7 @@ from .. import backend
 from ..dtypes import as_dtype, float64, int32
 from ..primitive import primitive
 from ..tensor import Tensor, convert_to_tensor, wrap
-from .shape import _axes, broadcast_to, concat, expand_dims, gather, getitem, reshape
+from .shape import _axes, broadcast_to, concat, expand_dims, getitem, reshape
 
 newaxis = None
 
@@ -75,6 +75,13 @@ def _as_float(t, dtype):
 
 
 lin_space = linspace
+
+
+def _take(x, index, axis):
+    """``x``'s entries at the integer array ``index`` along ``axis``, with a dense gradient
+    (``gather`` gives a variable's gradient as IndexedSlices; these compositions should not)."""
+    index = backend.array_module(x._value).asarray(index)
+    return getitem(x, (_slice(None),) * axis + (index,))
 
 
 def _split_sizes(value, num_or_size_splits, axis, num):
@@ -148,7 +155,7 @@ def roll(input, shift, axis, name=None):  # noqa: A002
     for s, a in zip(shifts, axes):
         a = _axes(int(a), x.ndim)[0]
         n = x.shape[a]
-        x = gather(x, (np.arange(n) - int(s)) % n if n else np.arange(0), axis=a)
+        x = _take(x, (np.arange(n) - int(s)) % n if n else np.arange(0), a)
     return x
 
 
@@ -159,7 +166,7 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
         x, axis = reshape(x, (-1,)), 0
     axis = _axes(axis, x.ndim)[0]
     index = np.repeat(np.arange(x.shape[axis]), np.asarray(repeats))
-    return gather(x, index, axis=axis)
+    return _take(x, index, axis)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
@@ -272,7 +279,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                 raise ValueError(f"pad: paddings {widths[a]} on axis {a} exceed {limit}, the "
                                  f"most {mode} allows for a size of {x.shape[a]}")
             index = np.pad(np.arange(x.shape[a]), (before, after), mode=mode.lower())
-            x = gather(x, index, axis=a)
+            x = _take(x, index, a)
     return x
 
 

@@ -70,3 +70,14 @@ def default_dtype(value):
 
 _PYTHON_BOOL = type(True)
 _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+DType = np.dtype  # what ``tf.dtypes.DType`` names: the class of every dtype here
+
+
+def __getattr__(name):
+    """``fw.dtypes.cast`` (tf.dtypes.cast) lives with the ops, which import this module."""
+    if name == "cast":
+        from .ops import cast
+        return cast
+    raise AttributeError(f"module 'fw.dtypes' has no attribute '{name}'")

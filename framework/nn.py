@@ -105,12 +105,12 @@ def _from_end(axis, logits):
     return axis % ndim - ndim
 
 
-def softmax(logits, axis=-1):
+def softmax(logits, axis=-1, name=None):
     """exp(logits) normalised along ``axis``, computed without overflow."""
     return _softmax(logits, axis=_from_end(axis, logits))
 
 
-def log_softmax(logits, axis=-1):
+def log_softmax(logits, axis=-1, name=None):
     """log(softmax(logits)), computed without overflow or log(0)."""
     return _log_softmax(logits, axis=_from_end(axis, logits))
 
@@ -121,7 +121,7 @@ def softplus(features):
     return np.logaddexp(features, 0).astype(features.dtype, copy=False)
 
 
-def gelu(features, approximate=False):
+def gelu(features, approximate=False, name=None):
     """Gaussian error linear unit: x * Phi(x) (the tanh approximation when ``approximate``)."""
     x = convert_to_tensor(features)
     if approximate:
@@ -251,7 +251,7 @@ def _checked_bias(name, value, bias):
     return value, bias
 
 
-def bias_add(value, bias):
+def bias_add(value, bias, name=None):
     """``value + bias`` for a 1-D ``bias`` along the last axis (a Dense layer's bias)."""
     return _bias_add(*_checked_bias("bias_add", value, bias))
 
@@ -372,7 +372,7 @@ def _dense(inputs, kernel, bias, relu):
     return _relu_into(out, out) if relu else out
 
 
-def sparse_softmax_cross_entropy_with_logits(labels, logits):
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
@@ -402,7 +402,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Per-example -sum(labels * log_softmax(logits)) along ``axis``, for soft labels."""
     logits = convert_to_tensor(logits)
     labels = cast(labels, logits.dtype)

@@ -87,16 +87,16 @@ def test_shape_is_a_tuple_with_tensorflows_methods():
     assert fw.Variable([1.0]).shape.as_list() == [1]
 
 
+def test_dtypes_namespace_as_tensorflows():
+    assert fw.dtypes.cast(fw.constant([1, 2]), fw.dtypes.float32).dtype == fw.float32
+    assert isinstance(fw.float32, fw.dtypes.DType) and fw.dtypes.as_dtype("int64") == fw.int64
+    with pytest.raises(AttributeError, match="fw.dtypes"):
+        fw.dtypes.qqqq
+
+
 def test_version_is_the_packages():
     text = pathlib.Path(__file__).resolve().parent.parent.joinpath("pyproject.toml").read_text()
     assert fw.__version__ == re.search(r'^version = "(.+)"', text, re.MULTILINE).group(1)
-
-
-# fw.nn's own functions (framework/nn.py) that TensorFlow gives a name= and that do not take it
-# yet (not strict: they pass once nn.py gives them name=, and this list can shrink).
-NN_WITHOUT_NAME = {"bias_add", "gelu", "log_softmax", "softmax",
-                   "softmax_cross_entropy_with_logits",
-                   "sparse_softmax_cross_entropy_with_logits"}
 
 
 def _public_ops():
@@ -115,10 +115,7 @@ def _public_ops():
                     or inspect.ismodule(value) or not callable(value)):
                 continue
             seen.setdefault(id(value), (f"{label}.{attr}", value))
-    return [pytest.param(label, op, id=label, marks=pytest.mark.xfail(
-        strict=False, reason="framework/nn.py's function")) if op.__module__ == "framework.nn"
-            and op.__name__ in NN_WITHOUT_NAME
-            else pytest.param(label, op, id=label) for label, op in sorted(seen.values())]
+    return [pytest.param(label, op, id=label) for label, op in sorted(seen.values())]
 
 
 @pytest.mark.parametrize("label, op", _public_ops())

@@ -1,12 +1,14 @@
-"""Symmetric eigendecomposition and least squares (``tf.linalg.eigh``, ``eigvalsh``, ``lstsq``,
-``matrix_rank``).
+"""Decompositions and least squares: ``tf.linalg.eigh``, ``eigvalsh``, ``svd``, ``pinv``,
+``lstsq``, ``matrix_rank``.
 
 ``eigh`` reads the lower triangle, as NumPy's and TensorFlow's do, so its gradient is
 TensorFlow's: the symmetric formula ``V (diag(g_w) + F * (V^T g_V)) V^T`` with
 ``F_ij = 1 / (w_j - w_i)`` off the diagonal, folded onto the lower triangle (the entries the
 forward read). It needs distinct eigenvalues, as TensorFlow's does. The eigenvalues and the
 eigenvectors are two primitives, each VJP written with both, so higher orders work.
-``lstsq`` is TensorFlow's fast path: the regularised normal equations, solved through Cholesky.
+``svd`` likewise: three primitives (values, left and right vectors) whose VJPs are the parts
+of TensorFlow's SVD gradient. ``lstsq`` is TensorFlow's fast path: the regularised normal
+equations, solved through Cholesky.
 """
 import collections
 
@@ -17,9 +19,10 @@ from ..primitive import define
 from ..tensor import convert_to_tensor, wrap
 from .linalg import matmul
 from .math import floats_only
-from .matrix import (_square, band_part, cholesky, cholesky_solve, diag_part, matrix_transpose,
-                     set_diag)
-from .shape import expand_dims
+from .matrix import (_square, band_part, cholesky, cholesky_solve, diag, diag_part,
+                     matrix_transpose, set_diag)
+from .reduce import reduce_max
+from .shape import expand_dims, where
 
 Eigh = collections.namedtuple("Eigh", ["e", "v"])
 
@@ -83,3 +86,76 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
     x = convert_to_tensor(a)
     rank = np.linalg.matrix_rank(backend.to_host(x._value), tol=tol)
     return wrap(backend.to_backend(np.asarray(rank, dtype=np.int32)))
+
+
+# --- singular value decomposition -----------------------------------------------------------------
+def _svd_parts(x):
+    """``(s, u, v)`` of ``x`` (thin) as tensors, through the three primitives below."""
+    return _singular_values(x), _left_vectors(x), _right_vectors(x)
+
+
+def _svd_grad(x, gs=None, gu=None, gv=None):
+    """TensorFlow's SVD gradient (thin factors, distinct singular values) for the cotangents
+    given; a wide matrix is handled as its transpose."""
+    s, u, v = _svd_parts(x)
+    m, n = x.shape[-2:]
+    if m > n:  # tall: the formula below is for m <= n; swap the roles of u and v
+        u, v, gu, gv = v, u, gv, gu
+        m, n = n, m
+    s_mat, s2 = diag(s), s * s
+    off = wrap(backend.array_module(x._value).asarray(1 - np.eye(m), dtype=x.dtype))
+    f = off / (expand_dims(s2, -2) - expand_dims(s2, -1) + (1 - off))  # 1 / (s_j^2 - s_i^2)
+    inner = 0
+    if gs is not None:
+        inner = inner + diag(gs)
+    if gu is not None:
+        f_u = f * matmul(u, gu, transpose_a=True)
+        inner = inner + matmul(f_u + matrix_transpose(f_u), s_mat)
+    if gv is not None:
+        f_v = f * matmul(v, gv, transpose_a=True)
+        inner = inner + matmul(s_mat, f_v + matrix_transpose(f_v))
+    grad = matmul(u, matmul(inner, v, transpose_b=True))
+    if gv is not None and m != n:  # the part of gv outside v's span
+        gvt = matrix_transpose(gv)
+        outside = gvt - matmul(matmul(gvt, v), v, transpose_b=True)
+        grad = grad + matmul(u / expand_dims(s, -2), outside)
+    return matrix_transpose(grad) if x.shape[-2] > x.shape[-1] else grad
+
+
+def _thin_svd(x):
+    return np.linalg.svd(x, full_matrices=False)
+
+
+_singular_values = define("svd_values", floats_only(lambda x: _thin_svd(x)[1]),
+                          lambda g, out, x: _svd_grad(x, gs=g))
+_left_vectors = define("svd_u", floats_only(lambda x: _thin_svd(x)[0]),
+                       lambda g, out, x: _svd_grad(x, gu=g))
+_right_vectors = define("svd_v", floats_only(lambda x: np.swapaxes(_thin_svd(x)[2], -1, -2)),
+                        lambda g, out, x: _svd_grad(x, gv=g))
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """``(s, u, v)`` with ``tensor = u @ diag(s) @ v^T`` (thin factors; singular values in
+    descending order), or ``s`` alone without ``compute_uv``. Differentiable where the
+    singular values are distinct, as TensorFlow's."""
+    x = convert_to_tensor(tensor)
+    if x.ndim < 2:
+        raise ValueError(f"svd: expected a matrix (or a batch of them), got shape {x.shape}")
+    if full_matrices and x.shape[-1] != x.shape[-2]:
+        raise ValueError("svd: full_matrices=True is supported for square matrices only")
+    if not compute_uv:
+        return _singular_values(x)
+    return _svd_parts(x)
+
+
+def pinv(a, rcond=None, validate_args=False, name=None):
+    """The Moore-Penrose pseudo-inverse ``v @ diag(1 / s) @ u^T``, singular values below
+    ``rcond * max(s)`` (default ``10 * max(M, N) * eps``) taken as 0, as TensorFlow does."""
+    x = convert_to_tensor(a)
+    s, u, v = _svd_parts(x)
+    if rcond is None:
+        rcond = 10 * max(x.shape[-2:]) * np.finfo(x.dtype).eps
+    cutoff = reduce_max(s, axis=-1, keepdims=True) * rcond
+    kept = s > cutoff
+    inverse = where(kept, 1 / where(kept, s, 1), 0)
+    return matmul(v * expand_dims(inverse, -2), u, transpose_b=True)

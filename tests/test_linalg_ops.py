@@ -111,6 +111,10 @@ LINALG = [
      [normal(2, 4, 3)]),
     ("svd_reconstructs", lambda a: fw.einsum("...ik,...k,...jk->...ij", *[
         fw.linalg.svd(a)[i] for i in (1, 0, 2)]), lambda a: a, [normal(3, 3)]),
+    ("qr_square", lambda a: list(fw.linalg.qr(a)), lambda a: list(np.linalg.qr(a)),
+     [normal(3, 3)]),
+    ("qr_tall_batch", lambda a: list(fw.linalg.qr(a)), lambda a: list(np.linalg.qr(a)),
+     [normal(2, 4, 3)]),
     ("pinv_tall", fw.linalg.pinv, np.linalg.pinv, [normal(4, 3)]),
     ("pinv_wide", fw.linalg.pinv, np.linalg.pinv, [normal(2, 3)]),
     ("lstsq_tall", fw.linalg.lstsq, lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],

@@ -1,5 +1,5 @@
 """Decompositions and least squares: ``tf.linalg.eigh``, ``eigvalsh``, ``svd``, ``pinv``,
-``lstsq``, ``matrix_rank``.
+``qr``, ``lstsq``, ``matrix_rank``.
 
 ``eigh`` reads the lower triangle, as NumPy's and TensorFlow's do, so its gradient is
 TensorFlow's: the symmetric formula ``V (diag(g_w) + F * (V^T g_V)) V^T`` with
@@ -7,7 +7,7 @@ TensorFlow's: the symmetric formula ``V (diag(g_w) + F * (V^T g_V)) V^T`` with
 forward read). It needs distinct eigenvalues, as TensorFlow's does. The eigenvalues and the
 eigenvectors are two primitives, each VJP written with both, so higher orders work.
 ``svd`` likewise: three primitives (values, left and right vectors) whose VJPs are the parts
-of TensorFlow's SVD gradient. ``lstsq`` is TensorFlow's fast path: the regularised normal
+of TensorFlow's SVD gradient, and ``qr`` two. ``lstsq`` is TensorFlow's fast path: the regularised normal
 equations, solved through Cholesky.
 """
 import collections
@@ -19,7 +19,7 @@ from ..primitive import define
 from ..tensor import convert_to_tensor, wrap
 from .linalg import matmul
 from .math import floats_only
-from .matrix import (_square, band_part, cholesky, cholesky_solve, diag, diag_part,
+from .matrix import (_inv, _square, band_part, cholesky, cholesky_solve, diag, diag_part,
                      matrix_transpose, set_diag)
 from .reduce import reduce_max
 from .shape import expand_dims, where
@@ -159,3 +159,37 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     kept = s > cutoff
     inverse = where(kept, 1 / where(kept, s, 1), 0)
     return matmul(v * expand_dims(inverse, -2), u, transpose_b=True)
+
+
+# --- QR ---------------------------------------------------------------------------------------------
+Qr = collections.namedtuple("Qr", ["q", "r"])
+
+
+def _qr_grad(x, gq=None, gr=None):
+    """TensorFlow's QR gradient (reduced factors of a matrix with M >= N)."""
+    q, r = _qr_q(x), _qr_r(x)
+    r_inv_t = matrix_transpose(_inv(r))
+    gq = q * 0 if gq is None else gq
+    gr = r * 0 if gr is None else gr
+    qdq = matmul(q, gq, transpose_a=True)
+    rdr = matmul(r, gr, transpose_b=True)
+    tril = band_part(qdq - matrix_transpose(qdq) + rdr - matrix_transpose(rdr), -1, 0)
+    return (matmul(q, gr + matmul(tril, r_inv_t))
+            + matmul(gq - matmul(q, qdq), r_inv_t))
+
+
+_qr_q = define("qr_q", floats_only(lambda x: np.linalg.qr(x)[0]),
+               lambda g, out, x: _qr_grad(x, gq=g))
+_qr_r = define("qr_r", floats_only(lambda x: np.linalg.qr(x)[1]),
+               lambda g, out, x: _qr_grad(x, gr=g))
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 - TensorFlow's argument name
+    """``(q, r)`` with ``input = q @ r``, ``q`` with orthonormal columns and ``r`` upper
+    triangular (reduced factors). Differentiable for M >= N with ``r`` invertible, as TF."""
+    x = convert_to_tensor(input)
+    if x.ndim < 2:
+        raise ValueError(f"qr: expected a matrix (or a batch of them), got shape {x.shape}")
+    if full_matrices and x.shape[-2] != x.shape[-1]:
+        raise ValueError("qr: full_matrices=True is supported for square matrices only")
+    return Qr(_qr_q(x), _qr_r(x))

@@ -205,6 +205,7 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("linalg.eigvalsh", [t(np.diag([1.0, 3.0, 6.0]) + 0.3 * rng.standard_normal((3, 3)))], {}),
     ("linalg.svd", [normal(4, 3)], {"compute_uv": False}),
     ("linalg.svd", [normal(2, 3, 5)], {"compute_uv": False}),
+    ("linalg.qr", [normal(4, 3)], {}), ("linalg.qr", [normal(3, 3)], {}),
     ("linalg.pinv", [normal(4, 3)], {}), ("linalg.pinv", [normal(2, 3)], {}),
     ("linalg.lstsq", [normal(5, 3), normal(5, 2)], {}),
     ("linalg.lstsq", [normal(2, 4), normal(2, 3)], {"l2_regularizer": 0.5}),

@@ -25,6 +25,7 @@ from .tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor
 # unknown name's AttributeError that suggests the closest existing ones
 from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they re-export
 from .namespaces import suggest_close_names as _suggest_close_names
+from .printing import print  # noqa: A001 - tf.print
 from .version import __version__
 
 
@@ -41,7 +42,7 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "TensorShape", "__version__"})
+    "linalg", "math", "print", "TensorShape", "__version__"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
     _suggest_close_names(_module, _label)

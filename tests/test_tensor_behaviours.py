@@ -169,3 +169,14 @@ def test_random_categorical_and_friends():
     assert sorted(order.tolist()) == list(range(10))
     with pytest.raises(ValueError, match=r"categorical: logits must be 2-D"):
         fw.random.categorical([0.0, 1.0], 1)
+
+
+def test_print_writes_to_stderr_or_a_file(capsys, tmp_path):
+    fw.print("loss:", fw.constant(0.5))
+    assert capsys.readouterr().err == "loss: 0.5\n"
+    target = tmp_path / "log.txt"
+    fw.print(fw.constant([1, 2]), output_stream=f"file://{target}")
+    fw.print("done", output_stream=f"file://{target}")
+    assert target.read_text() == "[1 2]\ndone\n"
+    with pytest.raises(ValueError, match="output_stream"):
+        fw.print("x", output_stream="stdout")

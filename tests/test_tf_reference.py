@@ -2,6 +2,7 @@
 on ``framework`` (no TensorFlow needed): each op case's outputs and dtypes, its gradient and
 second-order term for the same weights and directions, or, where TensorFlow refused the
 inputs, an error here too; then the conversion dtypes, ``format`` texts and ``//``/``%``."""
+import io
 import json
 import os
 
@@ -87,3 +88,11 @@ def test_floor_operators_match_tensorflow(entry):
     a, b = fw.constant(entry["a"]), fw.constant(entry["b"])
     result = a // b if entry["op"] == "floordiv" else a % b
     assert result.dtype.name == entry["dtype"] and result.numpy().item() == entry["value"]
+
+
+@pytest.mark.parametrize("entry", REFERENCE["prints"], ids=lambda e: repr(e["text"][:30]))
+def test_print_matches_tensorflow(entry):
+    stream = io.StringIO()
+    inputs = [replay.build_nested(x, fw.constant) for x in entry["inputs"]]
+    fw.print(*inputs, output_stream=stream, **entry["kwargs"])
+    assert stream.getvalue() == entry["text"]

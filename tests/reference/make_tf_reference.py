@@ -15,6 +15,7 @@ replays every entry on ``framework`` and needs no TensorFlow.
 """
 import json
 import os
+import tempfile
 
 import numpy as np
 import tensorflow as tf
@@ -260,8 +261,31 @@ FORMATS = [(1.23456, "float32", ".4f"), (2.5, "float32", ".3f"), (7, "int32", "d
            (7, "int32", ">4"), (2.5, "float32", ""), ([2.5, 1.0], "float32", ""),
            (0.125, "float64", ".2e"), (True, "bool", ""), ([[1, 2], [3, 4]], "int32", ""),
            (3.0, "float32", "+.1f"), (1e-8, "float32", "g"), (-0.5, "float32", "%")]
+PRINTS = [  # (inputs, kwargs) of tf.print
+    ([t([1.5, 2.0])], {}), ([t(3.0)], {}), (["loss:", t(0.6931472), "step", 3], {}),
+    ([ints([[1, 2], [3, 4]])], {}), ([ints(list(range(10)))], {}),
+    ([t([0.1, 1e-8, 12345678.0, -2.5e10])], {}), ([t([True, False], "bool")], {}),
+    ([t(np.arange(20.0).reshape(4, 5))], {}), ([ints(np.arange(12).reshape(2, 2, 3))], {}),
+    ([ints(np.arange(64).reshape(8, 8))], {}), ([t(np.arange(24.0).reshape(2, 3, 4))],
+                                                 {"summarize": 1}),
+    ([ints(list(range(10)))], {"summarize": -1}), ([t([1.5, 2.0]), t(2.0)], {"sep": "|",
+                                                                           "end": "!\n"}),
+    ([t(1 / 3, "float64"), t(1 / 3)], {}), ([t([np.nan, np.inf, -np.inf])], {}),
+    ([t(-0.0)], {}), ([t(1.1, "float16")], {}), ([t([], "float32")], {}),
+    ([["a", 1, t(2.5)], {"k": ints([1, 2])}, None, True, 2.5], {}),
+]
 OPERATORS = [("floordiv", 7, -2), ("mod", 7, -2), ("floordiv", 7.5, -2.0), ("mod", 7.5, -2.0),
              ("mod", -7.5, 2.0), ("floordiv", -7, 2), ("mod", -7, 3)]
+
+
+def record_print(inputs, kwargs):
+    """What ``tf.print`` writes (its eager kernel writes from C++: caught through a file)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "out.txt")
+        tf.print(*[replay.build_nested(x, tf.constant) for x in inputs], output_stream=f"file://{path}", **kwargs)
+        with open(path) as f:
+            text = f.read()
+    return {"inputs": inputs, "kwargs": kwargs, "text": text}
 
 
 def main():
@@ -276,7 +300,7 @@ def main():
         operators.append({"op": name, "a": a, "b": b, "value": result.numpy().item(),
                           "dtype": result.dtype.name})
     data = {"tensorflow": tf.__version__, "cases": cases, "conversions": conversions,
-            "formats": formats, "operators": operators}
+            "formats": formats, "operators": operators, "prints": [record_print(*p) for p in PRINTS]}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
         f.write("\n")

@@ -21,6 +21,15 @@ def build(spec, constant):
     return spec
 
 
+def build_nested(spec, constant):
+    """A print input: tensors inside lists and dicts built too."""
+    if isinstance(spec, dict) and "tensor" not in spec:
+        return {k: build_nested(v, constant) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [build_nested(x, constant) for x in spec]
+    return build(spec, constant)
+
+
 def flatten(value):
     """The leaves of nested lists and tuples (named tuples included)."""
     if isinstance(value, (list, tuple)):

@@ -1,9 +1,9 @@
 """``fw.print`` (tf.print): tensors printed the way TensorFlow prints them.
 
 TensorFlow does not print a tensor like NumPy: a float gets 6 significant digits (15 in
-float64) when they read back as the same number, else 9 (17), bools print as 1 and 0, nested rows are indented one space per level with a blank line between
-blocks, and an axis longer than ``2 * summarize`` shows its first and last ``summarize`` entries
-around ``...``. Logs of a ported training loop therefore read the same as TensorFlow's.
+float64) when they read back as the same number, else 9 (17), bools print as 1 and 0, nested
+rows are indented one space per level with a blank line between blocks, and an axis longer
+than ``2 * summarize`` shows its first and last ``summarize`` entries around ``...``. Logs of a ported training loop therefore read the same as TensorFlow's.
 """
 import builtins
 import sys
@@ -63,13 +63,14 @@ def _nested(value, summarize, top):
     return str(value) if top else repr(value)
 
 
-def print(*inputs, output_stream=sys.stderr, summarize=3, sep=" ", end="\n",  # noqa: A001
-          name=None):
+def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
     """Print ``inputs`` (tensors, nested lists and dicts of them, anything else by ``str``) to
     ``output_stream``: a file object, or ``"file://path"`` to append to a file. Standard error
     by default, as in TensorFlow."""
     text = sep.join(_nested(x, -1 if summarize is None else int(summarize), True)
                     for x in inputs) + end
+    if output_stream is None:  # (looked up now: a redirected stderr is the one written to)
+        output_stream = sys.stderr
     if isinstance(output_stream, str):
         if not output_stream.startswith("file://"):
             raise ValueError(f"print: output_stream must be a file object or 'file://path', "

@@ -7,8 +7,8 @@ TensorFlow's: the symmetric formula ``V (diag(g_w) + F * (V^T g_V)) V^T`` with
 forward read). It needs distinct eigenvalues, as TensorFlow's does. The eigenvalues and the
 eigenvectors are two primitives, each VJP written with both, so higher orders work.
 ``svd`` likewise: three primitives (values, left and right vectors) whose VJPs are the parts
-of TensorFlow's SVD gradient, and ``qr`` two. ``lstsq`` is TensorFlow's fast path: the regularised normal
-equations, solved through Cholesky.
+of TensorFlow's SVD gradient, and ``qr`` two. ``lstsq`` is TensorFlow's fast path: the
+regularised normal equations, solved through Cholesky.
 """
 import collections
 
@@ -161,7 +161,7 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     return matmul(v * expand_dims(inverse, -2), u, transpose_b=True)
 
 
-# --- QR ---------------------------------------------------------------------------------------------
+# --- QR -------------------------------------------------------------------------------------------
 Qr = collections.namedtuple("Qr", ["q", "r"])
 
 

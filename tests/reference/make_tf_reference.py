@@ -212,7 +212,8 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("linalg.lstsq", [normal(2, 4), normal(2, 3)], {"l2_regularizer": 0.5}),
     ("linalg.set_diag", [normal(4, 3), normal(3)], {}),
     ("linalg.set_diag", [normal(2, 2, 3), normal(2, 2)], {}),
-    ("linalg.tensor_diag", [normal(2, 2)], {}), ("linalg.tensor_diag_part", [normal(2, 2, 2, 2)], {}),
+    ("linalg.tensor_diag", [normal(2, 2)], {}),
+    ("linalg.tensor_diag_part", [normal(2, 2, 2, 2)], {}),
     ("linalg.matrix_rank", [t([[1.0, 2.0], [2.0, 4.0]])], {}),
     ("math.reduce_variance", [ints([1, 3])], {}),
     ("sqrt", [ints([4, 9])], {}), ("nn.softmax", [ints([1, 2])], {}),
@@ -282,7 +283,8 @@ def record_print(inputs, kwargs):
     """What ``tf.print`` writes (its eager kernel writes from C++: caught through a file)."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "out.txt")
-        tf.print(*[replay.build_nested(x, tf.constant) for x in inputs], output_stream=f"file://{path}", **kwargs)
+        tf.print(*[replay.build_nested(x, tf.constant) for x in inputs],
+                 output_stream=f"file://{path}", **kwargs)
         with open(path) as f:
             text = f.read()
     return {"inputs": inputs, "kwargs": kwargs, "text": text}
@@ -300,7 +302,8 @@ def main():
         operators.append({"op": name, "a": a, "b": b, "value": result.numpy().item(),
                           "dtype": result.dtype.name})
     data = {"tensorflow": tf.__version__, "cases": cases, "conversions": conversions,
-            "formats": formats, "operators": operators, "prints": [record_print(*p) for p in PRINTS]}
+            "formats": formats, "operators": operators,
+            "prints": [record_print(*p) for p in PRINTS]}
     with open(OUT, "w") as f:
         json.dump(data, f, indent=None, separators=(",", ":"))
         f.write("\n")

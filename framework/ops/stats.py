@@ -12,9 +12,9 @@ from ..primitive import define, primitive
 from ..tensor import convert_to_tensor
 from .elementwise import is_finite, rsqrt
 from .math import cast, exp, log, maximum, sqrt, square, stop_gradient
-from .reduce import _axis_param, _spread, reduce_max, reduce_mean, reduce_sum
+from .reduce import _axis_param, reduce_max, reduce_mean, reduce_sum
 from .scan import cumprod
-from .shape import _axes, reshape, squeeze, transpose, where
+from .shape import _axes, broadcast_to, reshape, squeeze, transpose, where
 
 
 def _others_product(x, axes):
@@ -30,11 +30,19 @@ def _others_product(x, axes):
     return transpose(others, inverse)
 
 
+def _spread_back(g, x, axes, keepdims):
+    """The cotangent ``g`` of a reduction of ``x`` over ``axes``, put back over ``x``'s shape
+    (a Jacobian's leading axes of ``g`` stay in front)."""
+    lead = g.ndim - (x.ndim if keepdims else x.ndim - len(axes))
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return broadcast_to(reshape(g, g.shape[:lead] + kept), g.shape[:lead] + x.shape)
+
+
 def _prod_vjp(g, out, x, axis, keepdims):
     axes = _axes(axis, x.ndim)
     if not axes:
         return g
-    return _spread(g, x, axis, keepdims) * _others_product(x, axes)
+    return _spread_back(g, x, axes, keepdims) * _others_product(x, axes)
 
 
 @primitive(_prod_vjp)

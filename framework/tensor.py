@@ -218,9 +218,11 @@ class Variable(Tensor):
         return self
 
     def read_value(self):
-        """A tensor holding a snapshot of the current value."""
-        from .ops import identity
-        return identity(self)
+        """A tensor holding a snapshot of the current value (later updates leave it alone)."""
+        from .ops.math import read_value
+        return read_value(self)
+
+    value = read_value  # TensorFlow's other spelling
 
     def __repr__(self):
         body = repr(backend.to_host(self._value))

@@ -182,6 +182,7 @@ SPECIAL = [  # (SciPy comes with scikit-learn, a test dependency)
     ("lbeta", fw.math.lbeta, lambda x: special.gammaln(x).sum(-1) - special.gammaln(x.sum(-1)),
      [uniform(0.3, 4.0, 3, 4)]),
     ("ndtri", fw.math.ndtri, special.ndtri, [uniform(0.05, 0.95, 3, 4)]),
+    ("erfcinv", fw.math.erfcinv, special.erfcinv, [uniform(0.05, 1.95, 3, 4)]),
 ]
 
 

@@ -85,6 +85,10 @@ def test_shape_is_a_tuple_with_tensorflows_methods():
     with pytest.raises(ValueError, match="incompatible"):
         x.shape.assert_is_compatible_with([2, 4])
     assert fw.Variable([1.0]).shape.as_list() == [1]
+    v = fw.Variable([1.0, 2.0])
+    snapshot = v.value()
+    v.assign_add([1.0, 1.0])
+    assert snapshot.numpy().tolist() == [1.0, 2.0] and v.value().numpy().tolist() == [2.0, 3.0]
 
 
 def test_dtypes_namespace_as_tensorflows():

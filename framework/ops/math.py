@@ -82,6 +82,8 @@ maximum = define("maximum", np.maximum, lambda g, out, x, y: g * _mask(x >= y, g
 minimum = define("minimum", np.minimum, lambda g, out, x, y: g * _mask(x <= y, g),
                  lambda g, out, x, y: g * _mask(x > y, g), same_dtype=True)
 identity = define("identity", lambda x: x, lambda g, out, x: g)
+# a variable's value at one moment: a copy, so a later assign leaves it as it was
+read_value = define("read_value", lambda x: x.copy(), lambda g, out, x: g)
 
 
 @primitive(lambda g, out, x: g * out * (1 - out))

@@ -124,6 +124,11 @@ erfinv = define("erfinv", floats_only(_erfinv_raw),
                 lambda g, out, y: g * exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
+def erfcinv(x, name=None):
+    """The inverse of ``erfc``: ``erfinv(1 - x)``."""
+    return erfinv(1 - convert_to_tensor(x))
+
+
 def ndtri(x, name=None):
     """The inverse of the standard normal CDF: ``sqrt(2) * erfinv(2 x - 1)``."""
     x = convert_to_tensor(x)

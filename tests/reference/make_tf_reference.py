@@ -186,6 +186,7 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("math.polygamma", [t([1.0] * 5), t([0.3, 1.0, 2.5, -1.5, 12.0])], {}),
     ("math.polygamma", [t([2.0] * 3), t([0.3, 2.5, 12.0])], {}),
     ("math.erfinv", [uniform(-0.95, 0.95, 3, 4)], {}), ("math.ndtri", [uniform(0.05, 0.95, 6)], {}),
+    ("math.erfcinv", [uniform(0.05, 1.95, 6)], {}),
     ("math.unsorted_segment_max", [X, ints([0, 2, 0]), 3], {}),
     ("math.unsorted_segment_min", [X, ints([1, 1, 0]), 2], {}),
     ("math.unsorted_segment_prod", [X, ints([1, 1, 0]), 3], {}),

@@ -89,6 +89,9 @@ def test_shape_is_a_tuple_with_tensorflows_methods():
     snapshot = v.value()
     v.assign_add([1.0, 1.0])
     assert snapshot.numpy().tolist() == [1.0, 2.0] and v.value().numpy().tolist() == [2.0, 3.0]
+    with fw.GradientTape() as tape:
+        y = fw.reduce_sum(v.read_value() * 2.0)
+    assert tape.gradient(y, v).numpy().tolist() == [2.0, 2.0]
 
 
 def test_dtypes_namespace_as_tensorflows():

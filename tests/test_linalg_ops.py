@@ -193,6 +193,21 @@ ARRAY = [
     ("tensor_scatter_nd_update", lambda x, u: fw.tensor_scatter_nd_update(x, [[0, 1], [2, 3]], u),
      lambda x, u: np.where(_scatter_2d(np.ones(2), x.shape) > 0, _scatter_2d(u, x.shape), x),
      [X, normal(2)]),
+    ("strided_slice", lambda x: fw.strided_slice(x, [0, 1, 0], [2, 3, 4], [1, 1, 2],
+                                                 shrink_axis_mask=1),
+     lambda x: x[0, 1:3, 0:4:2], [T]),
+    ("strided_slice_masks", lambda x: fw.strided_slice(x, [1, 0, 3], [0, 2, 0], [1, 1, -1],
+                                                       begin_mask=1, end_mask=5, new_axis_mask=2),
+     lambda x: x[:, None, 3::-1], [T]),
+    ("reverse_sequence", lambda x: fw.reverse_sequence(x, [2, 4, 0], seq_axis=1),
+     lambda x: np.stack([np.r_[x[0, 1::-1], x[0, 2:]], x[1, ::-1], x[2]]), [X]),
+    ("tensor_scatter_nd_sub", lambda x, u: fw.tensor_scatter_nd_sub(x, [[0, 1], [2, 3]], u),
+     lambda x, u: x - _scatter_2d(u, x.shape), [X, normal(2)]),
+    ("tensor_scatter_nd_max", lambda x, u: fw.tensor_scatter_nd_max(x, [[0, 1], [2, 3]], u),
+     lambda x, u: np.where(_scatter_2d(np.ones(2), x.shape) > 0,
+                           np.maximum(x, _scatter_2d(u, x.shape)), x),
+     [X, X[[0, 2], [1, 3]] + np.array([0.5, -0.5])]),
+    ("identity_n", lambda x, y: fw.identity_n([x, y]), lambda x, y: [x, y], [X, normal(2)]),
     ("broadcast_to", lambda x: fw.broadcast_to(x, [2, 3, 4]),
      lambda x: np.broadcast_to(x, (2, 3, 4)), [normal(3, 1)]),
 ]
@@ -259,3 +274,26 @@ def test_eye_batch_shape_and_int_gradients_from_slogdet():
     assert batch.shape == (3, 2, 2)
     sign, logdet = fw.linalg.slogdet(fw.constant([[-2.0, 0.0], [0.0, 1.0]]))
     assert float(sign) == -1.0 and abs(float(logdet) - np.log(2.0)) < 1e-6
+
+
+def test_small_top_level_helpers_follow_tensorflow():
+    assert fw.saturate_cast(fw.constant([300.0, -5.0, 7.6]), fw.dtypes.DType("uint8")).numpy(
+    ).tolist() == [255, 0, 7]
+    assert fw.saturate_cast(fw.constant([1e6], fw.float64), fw.float16).numpy()[0] == 65504
+    y, idx, count = fw.unique_with_counts(fw.constant([3, 1, 3, 3]))
+    assert y.numpy().tolist() == [3, 1] and count.numpy().tolist() == [3, 1]
+    assert fw.unravel_index([5, 7], [2, 4]).numpy().tolist() == [[1, 1], [1, 3]]
+    assert fw.broadcast_static_shape((2, 1), (3,)) == (2, 3)
+    assert fw.broadcast_dynamic_shape([2, 1], [3]).numpy().tolist() == [2, 3]
+    assert [s.numpy().tolist() for s in fw.shape_n([fw.zeros((2,)), fw.zeros((1, 3))])] == [
+        [2], [1, 3]]
+    assert fw.parallel_stack([fw.ones(2), fw.zeros(2)]).shape == (2, 2)
+    x = fw.zeros((2, 3))
+    assert fw.ensure_shape(x, [None, 3]) is x
+    with pytest.raises(ValueError, match="ensure_shape"):
+        fw.ensure_shape(x, [3, 3])
+    assert fw.get_static_value(x).tolist() == [[0.0] * 3] * 2
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        fw.broadcast_static_shape((2,), (3,))
+    with pytest.raises(ValueError, match="reverse_sequence: seq_lengths"):
+        fw.reverse_sequence(x, [4, 0], seq_axis=1)

@@ -9,9 +9,14 @@ from .reduce import reduce_max, reduce_mean, reduce_min, reduce_sum
 from .shape import (argmax, argmin, broadcast_to, concat, expand_dims, gather, getitem,
                     one_hot, reshape, squeeze, stack, transpose, where)
 # TensorFlow's other top-level ops (the rest of tf.math and tf.linalg: framework.math, .linalg)
-from .array import (boolean_mask, gather_nd, is_tensor, linspace, meshgrid, newaxis, pad, rank,
-                    repeat, reverse, roll, scatter_nd, sequence_mask, shape, size, slice, split,
+from .array import (boolean_mask, broadcast_dynamic_shape, broadcast_static_shape, ensure_shape,
+                    gather_nd, get_static_value, identity_n, is_tensor, linspace, meshgrid,
+                    newaxis, pad, parallel_stack, rank, repeat, reverse, roll, saturate_cast,
+                    scatter_nd, sequence_mask, shape, shape_n, size, slice, split,
                     tensor_scatter_nd_add, tensor_scatter_nd_update, tile, unstack)
+from .indexing import (reverse_sequence, strided_slice, tensor_scatter_nd_max,
+                       tensor_scatter_nd_min, tensor_scatter_nd_sub, unique_with_counts,
+                       unravel_index)
 from .segment import searchsorted, unique
 from .elementwise import (acos, acosh, add_n, asin, asinh, atan, atan2, atanh, cosh, floor,
                           floordiv, floormod, realdiv, round, scalar_mul, sinh, tan, truediv,
@@ -72,4 +77,8 @@ __all__ = [
     "reduce_any", "reduce_logsumexp", "reduce_prod", "repeat", "reverse", "roll", "round",
     "scalar_mul", "scatter_nd", "sequence_mask", "shape", "sinh", "size", "slice", "sort",
     "searchsorted", "split", "tan", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
-    "tensordot", "tile", "truediv", "truncatediv", "truncatemod", "unique", "unstack"]
+    "tensordot", "tile", "truediv", "truncatediv", "truncatemod", "unique", "unstack",
+    "broadcast_dynamic_shape", "broadcast_static_shape", "ensure_shape", "get_static_value",
+    "identity_n", "parallel_stack", "reverse_sequence", "saturate_cast", "shape_n",
+    "strided_slice", "tensor_scatter_nd_max", "tensor_scatter_nd_min", "tensor_scatter_nd_sub",
+    "unique_with_counts", "unravel_index"]

@@ -299,3 +299,75 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     hit = backend.array_module(tensor._value).zeros(tensor.shape, dtype=bool)
     hit[_index_columns(indices, "tensor_scatter_nd_update")] = True
     return where(wrap(hit), scatter_nd(indices, updates, tensor.shape), tensor)
+
+
+# --- small helpers of TensorFlow's top level -------------------------------------------------
+def identity_n(input, name=None):  # noqa: A002
+    """Each tensor of the list ``input``, passed through (``identity`` of each)."""
+    from .math import identity
+    return [identity(t) for t in input]
+
+
+def shape_n(input, out_type=int32, name=None):  # noqa: A002
+    """``shape`` of each tensor of the list ``input``."""
+    return [shape(t, out_type) for t in input]
+
+
+def parallel_stack(values, name="parallel_stack"):
+    """``stack(values)`` (TensorFlow's variant that needs every shape known; all are here)."""
+    from .shape import stack
+    return stack(values)
+
+
+def ensure_shape(x, shape, name=None):
+    """``x`` unchanged, after checking it has ``shape`` (None: any size on that axis)."""
+    x = convert_to_tensor(x)
+    expected = [None if d is None else int(d) for d in shape]
+    if len(expected) != x.ndim or any(e is not None and e != d for e, d in zip(expected, x.shape)):
+        raise ValueError(f"ensure_shape: shape of tensor {x.shape} is not compatible with the "
+                         f"expected shape {tuple(expected)}")
+    return x
+
+
+def get_static_value(tensor, partial=False):
+    """The value of ``tensor`` as a NumPy array (every value is known here)."""
+    return convert_to_tensor(tensor).numpy() if isinstance(tensor, Tensor) else np.asarray(tensor)
+
+
+def broadcast_static_shape(shape_x, shape_y):
+    """The shape two shapes broadcast to (a ValueError if they do not)."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(shape_x), tuple(shape_y)))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: {tuple(shape_x)} and "
+                         f"{tuple(shape_y)}") from None
+
+
+def broadcast_dynamic_shape(shape_x, shape_y):
+    """``broadcast_static_shape`` as an int32 tensor."""
+    dims = [[int(d) for d in (s.numpy() if isinstance(s, Tensor) else s)]
+            for s in (shape_x, shape_y)]
+    return _host_int_tensor(broadcast_static_shape(*dims), int32)
+
+
+def saturate_cast(value, dtype, name=None):
+    """``value`` cast to ``dtype``, clipped first to the range ``dtype`` can hold."""
+    from .math import cast, maximum, minimum
+    x = convert_to_tensor(value)
+    dtype = as_dtype(dtype)
+    if dtype.kind in "iu" and x.dtype.kind in "fiu":
+        info = np.iinfo(dtype)
+        low, high = max(info.min, _lowest(x.dtype)), min(info.max, _highest(x.dtype))
+        x = minimum(maximum(x, x.dtype.type(low)), x.dtype.type(high))
+    elif dtype.kind == "f" and x.dtype.kind == "f" and dtype.itemsize < x.dtype.itemsize:
+        limit = np.finfo(dtype).max
+        x = minimum(maximum(x, -limit), limit)
+    return cast(x, dtype)
+
+
+def _lowest(dtype):
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.finfo(dtype).max if dtype.kind == "f" else np.iinfo(dtype).max

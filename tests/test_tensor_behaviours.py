@@ -112,7 +112,9 @@ def _public_ops():
     skip = {"set_seed", "get_state", "set_state", "generator", "custom_gradient", "to_device",
             "get_backend", "set_backend", "as_dtype", "is_tensor", "meshgrid", "getitem",
             "primitive", "define", "device_error", "wrap", "bias_add_relu", "dense",
-            "compute_average_loss", "scale_regularization_loss"}  # (no name= in TF either)
+            # (no name= in TensorFlow either)
+            "compute_average_loss", "scale_regularization_loss", "broadcast_static_shape",
+            "broadcast_dynamic_shape", "get_static_value"}
     seen = {}
     for label, module in [("fw", fw), ("fw.math", fw.math), ("fw.linalg", fw.linalg),
                           ("fw.nn", fw.nn), ("fw.random", fw.random)]:

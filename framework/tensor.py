@@ -24,6 +24,14 @@ class TensorShape(tuple):
 
     __slots__ = ()
 
+    def __eq__(self, other):  # TensorFlow's shapes equal lists too: ``x.shape == [2, 3]``
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
     def as_list(self):
         return list(self)
 

@@ -81,6 +81,7 @@ def test_shape_is_a_tuple_with_tensorflows_methods():
     assert x.shape.as_list() == [2, 3] and x.get_shape().as_list() == [2, 3]
     assert x.shape.rank == x.shape.ndims == 2 and x.shape.num_elements() == 6
     assert x.shape.is_fully_defined() and x.shape[1:] == (3,)
+    assert x.shape == [2, 3] and x.shape != [3, 2] and {x.shape: 1}[(2, 3)] == 1
     x.shape.assert_is_compatible_with([None, 3])
     with pytest.raises(ValueError, match="incompatible"):
         x.shape.assert_is_compatible_with([2, 4])

@@ -183,6 +183,14 @@ SPECIAL = [  # (SciPy comes with scikit-learn, a test dependency)
      [uniform(0.3, 4.0, 3, 4)]),
     ("ndtri", fw.math.ndtri, special.ndtri, [uniform(0.05, 0.95, 3, 4)]),
     ("erfcinv", fw.math.erfcinv, special.erfcinv, [uniform(0.05, 1.95, 3, 4)]),
+    ("bessel_i0e", fw.math.bessel_i0e, special.i0e,  # (a kink at 0: not checked there)
+     [np.array([-30.0, -3.0, -0.5, 0.7, 4.0, 24.5, 26.0])]),
+    ("bessel_i1e", fw.math.bessel_i1e, special.i1e,
+     [np.array([-30.0, -3.0, -0.5, 0.7, 4.0, 24.5, 26.0])]),
+    ("bessel_i0", fw.math.bessel_i0, special.i0, [np.array([-3.0, -0.5, 0.0, 0.7, 4.0])]),
+    ("bessel_i1", fw.math.bessel_i1, special.i1, [np.array([-3.0, -0.5, 0.0, 0.7, 4.0])]),
+    ("zeta_in_q", lambda q: fw.math.zeta(fw.constant(np.array([2.0, 3.0, 4.5])), q),
+     lambda q: special.zeta([2.0, 3.0, 4.5], q), [np.array([1.0, 0.5, 3.0])]),
 ]
 
 
@@ -317,6 +325,8 @@ def test_counting_and_grouping_follow_tensorflow():
     empty = fw.math.unsorted_segment_max(fw.ones((2, 2)), [0, 0], 2).numpy()[1]
     assert empty.tolist() == [np.finfo(np.float32).min] * 2  # an empty segment, as in TF
     assert fw.math.is_non_decreasing([1, 2, 2]) and not fw.math.is_strictly_increasing([1, 2, 2])
+    assert fw.math.angle(fw.constant([-2.0, 0.0, 3.0])).numpy().tolist() == [
+        np.float32(np.pi), 0.0, 0.0]
     with pytest.raises(ValueError, match="segment_sum: segment_ids must be sorted"):
         fw.math.segment_sum(fw.ones((3,)), [1, 0, 1])
     with pytest.raises(ValueError, match="invert_permutation"):
@@ -330,6 +340,15 @@ def test_top_k_gradient_goes_to_the_selected_entries():
         values = fw.math.top_k(x, k=2).values
     grad = tape.gradient(values, x, output_gradients=fw.constant([[10.0, 20.0]]))
     assert grad.numpy().tolist() == [[10.0, 0.0, 20.0]]
+
+
+def test_bessel_i1_slope_at_zero_is_one_half():
+    """TensorFlow imputes 1 there; the derivative of I1 at 0 is 1/2 (finite differences too)."""
+    x = fw.constant(0.0, fw.float64)
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        y = fw.math.bessel_i1(x)
+    assert float(tape.gradient(y, x)) == 0.5
 
 
 def test_reduce_prod_gradient_at_a_zero_is_the_product_of_the_others():

@@ -1,11 +1,13 @@
-"""Special functions of ``tf.math``: ``lgamma``, ``digamma``, ``polygamma``, ``erfinv``,
-``ndtri``.
+"""Special functions of ``tf.math``: ``lgamma``, ``digamma``, ``polygamma``, ``lbeta``,
+``erfinv``, ``erfcinv``, ``ndtri``, ``zeta``, ``bessel_i0(e)``, ``bessel_i1(e)``, ``angle``.
 
 The forwards are computed with array methods only (no SciPy), so they run on either backend:
 the gamma family shifts its argument up past 10 with the recurrences (which hold for
 negative arguments too), then sums the asymptotic (Stirling) series, exact to about 1e-14 in
-float64. ``erfinv`` refines a starting guess with
-Newton's method on ``erf``. Each VJP is the next function of the family, so any order works.
+float64. ``erfinv`` refines a starting guess with Newton's method on ``erf``; the Bessel
+functions sum their power series below 25 and their asymptotic expansion above; ``zeta`` is
+Euler-Maclaurin. Each VJP is written with the family's
+own functions, so any order works.
 """
 import math
 
@@ -14,7 +16,8 @@ import numpy as np
 from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor
-from .math import exp, floats_only
+from .math import exp, floats_only, sign
+from .shape import where
 
 # Bernoulli numbers B_2, B_4, ..., B_14 for the asymptotic series
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
@@ -140,3 +143,95 @@ def lbeta(x, name=None):
     from .reduce import reduce_sum
     x = convert_to_tensor(x)
     return reduce_sum(lgamma(x), axis=-1) - lgamma(reduce_sum(x, axis=-1))
+
+
+# --- modified Bessel functions of orders 0 and 1, exponentially scaled --------------------------
+_SERIES_LIMIT = 25.0  # below: the power series; above: the asymptotic expansion
+
+
+def _bessel_scaled(order, z, xp):
+    """``I_order(|z|) exp(-|z|)`` in float64, for order 0 or 1."""
+    a = xp.abs(z)
+    small = xp.minimum(a, _SERIES_LIMIT)
+    quarter = (small / 2) ** 2
+    term = xp.ones_like(small) if order == 0 else small / 2
+    total = term
+    for k in range(1, 80):
+        term = term * quarter / (k * (k + order))
+        total = total + term
+    series = total * xp.exp(-small)
+    large = xp.maximum(a, _SERIES_LIMIT)
+    mu, coefficient, expansion = 4.0 * order * order, 1.0, xp.ones_like(large)
+    for k in range(1, 12):
+        coefficient *= -(mu - (2 * k - 1) ** 2) / (k * 8)
+        expansion = expansion + coefficient / large ** k
+    asymptotic = expansion / xp.sqrt(2 * math.pi * large)
+    return xp.where(a < _SERIES_LIMIT, series, asymptotic)
+
+
+def _i0e_series(z, xp):
+    return _bessel_scaled(0, z, xp)
+
+
+def _i1e_series(z, xp):
+    return xp.sign(z) * _bessel_scaled(1, z, xp)
+
+
+def _i1e_vjp(g, out, x):
+    """``i0e(x) - i1e(x) (sign(x) + 1 / x)``, and 1/2 at 0 (its limit)."""
+    nonzero = x != 0
+    safe = where(nonzero, x, 1)
+    return g * where(nonzero, bessel_i0e(x) - out * (sign(x) + 1 / safe), 0.5)
+
+
+bessel_i0e = define("bessel_i0e", floats_only(_in_float64(_i0e_series)),
+                    lambda g, out, x: g * (bessel_i1e(x) - sign(x) * out))
+bessel_i1e = define("bessel_i1e", floats_only(_in_float64(_i1e_series)), _i1e_vjp)
+
+
+def _i1_vjp(g, out, x):
+    """``i0(x) - i1(x) / x``, and 1/2 at 0 (its limit)."""
+    nonzero = x != 0
+    return g * where(nonzero, bessel_i0(x) - out / where(nonzero, x, 1), 0.5)
+
+
+# the unscaled functions: the scaled ones times exp(|x|), with TensorFlow's own gradients
+bessel_i0 = define("bessel_i0", floats_only(_in_float64(
+    lambda z, xp: _bessel_scaled(0, z, xp) * xp.exp(xp.abs(z)))),
+    lambda g, out, x: g * bessel_i1(x))
+bessel_i1 = define("bessel_i1", floats_only(_in_float64(
+    lambda z, xp: _i1e_series(z, xp) * xp.exp(xp.abs(z)))), _i1_vjp)
+
+
+# --- Hurwitz zeta ---------------------------------------------------------------------------------
+def _zeta_series(s, q, xp):
+    """``sum_k (q + k)^-s`` by Euler-Maclaurin: ten terms summed, the rest integrated."""
+    total = xp.zeros(np.broadcast_shapes(s.shape, q.shape))
+    for k in range(10):
+        total = total + (q + k) ** -s
+    a = q + 10
+    total = total + a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    rising = s.copy()  # s (s + 1) ... (s + 2j - 2)
+    for j, b in enumerate(_BERNOULLI, start=1):
+        total = total + b / math.factorial(2 * j) * rising * a ** (-s - 2 * j + 1)
+        rising = rising * (s + 2 * j - 1) * (s + 2 * j)
+    return xp.where(s == 1, np.inf, total)
+
+
+def _zeta_raw(x, q):
+    xp = backend.array_module(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _zeta_series(x.astype(np.float64), q.astype(np.float64), xp).astype(x.dtype)
+
+
+# TensorFlow differentiates zeta in q only: d/dq zeta(x, q) = -x zeta(x + 1, q)
+zeta = define("zeta", floats_only(_zeta_raw), None,
+              lambda g, out, x, q: -g * x * zeta(x + 1, q), same_dtype=True)
+
+
+def angle(input, name=None):  # noqa: A002 - TensorFlow's argument name
+    """The argument of a real number: pi for negatives, 0 otherwise (no gradient)."""
+    return _angle(convert_to_tensor(input))
+
+
+_angle = define("angle", floats_only(lambda x: np.where(x < 0, math.pi, 0).astype(x.dtype)))

@@ -197,6 +197,13 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("math.polygamma", [t([2.0] * 3), t([0.3, 2.5, 12.0])], {}),
     ("math.erfinv", [uniform(-0.95, 0.95, 3, 4)], {}), ("math.ndtri", [uniform(0.05, 0.95, 6)], {}),
     ("math.erfcinv", [uniform(0.05, 1.95, 6)], {}),
+    ("math.bessel_i0e", [t([-30.0, -3.0, -0.5, 0.7, 4.0, 24.5, 26.0])], {}),  # (a kink at 0)
+    ("math.bessel_i1e", [t([-30.0, -3.0, -0.5, 0.7, 4.0, 24.5, 26.0])], {}),
+    # (not at 0: TensorFlow's derivative of bessel_i1 there is 1, the true one 1/2)
+    ("math.bessel_i0", [t([-3.0, -0.5, 0.7, 4.0])], {}),
+    ("math.bessel_i1", [t([-3.0, -0.5, 0.7, 4.0])], {}),
+    ("math.zeta", [t([2.0, 3.0, 4.5]), t([1.0, 0.5, 3.0])], {}),
+    ("math.angle", [t([-2.0, 0.0, 3.0])], {}),
     ("math.unsorted_segment_max", [X, ints([0, 2, 0]), 3], {}),
     ("math.unsorted_segment_min", [X, ints([1, 1, 0]), 2], {}),
     ("math.unsorted_segment_prod", [X, ints([1, 1, 0]), 3], {}),

@@ -21,7 +21,7 @@ from .ops.segment import (bincount, confusion_matrix, in_top_k, invert_permutati
                           segment_min, segment_prod, segment_sum, unsorted_segment_max,
                           unsorted_segment_mean, unsorted_segment_min, unsorted_segment_prod,
                           unsorted_segment_sqrt_n, unsorted_segment_sum, zero_fraction)
-from .ops.sort import top_k
+from .ops.sort import approx_max_k, approx_min_k, top_k
 from .ops.special import (angle, bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, digamma, erfcinv,
                           erfinv, lbeta, lgamma, ndtri, polygamma, zeta)
 from .ops.stats import (count_nonzero, l2_normalize, reduce_all, reduce_any,

@@ -127,6 +127,10 @@ SORTS = [
      lambda x: -np.sort(-x, 0), [DISTINCT]),
     ("top_k_values", lambda x: fw.math.top_k(x, k=2).values,
      lambda x: -np.sort(-x, -1)[..., :2], [DISTINCT]),
+    ("approx_max_k_axis0", lambda x: fw.math.approx_max_k(x, 1, reduction_dimension=0).values,
+     lambda x: x.max(0, keepdims=True), [DISTINCT]),
+    ("approx_min_k", lambda x: fw.nn.approx_min_k(x, 2)[0], lambda x: np.sort(x, -1)[..., :2],
+     [DISTINCT]),
 ]
 
 ACTIVATIONS = [
@@ -296,6 +300,8 @@ def test_sorting_orders_and_tie_breaks():
     assert type(top).__name__ == "TopKV2" and top._fields == ("values", "indices")
     assert top.values.numpy().tolist() == [[3.0, 3.0, 2.0]]
     assert top.indices.numpy().tolist() == [[0, 2, 3]] and top.indices.dtype == fw.int32
+    assert fw.math.approx_max_k(x, 2).indices.numpy().tolist() == [[0, 2]]
+    assert type(fw.math.approx_min_k(x, 1)).__name__ == "ApproxTopK"
     values, indices = fw.nn.top_k(x)
     assert indices.numpy().tolist() == [[0]] and values.numpy().tolist() == [[3.0]]
     assert fw.argsort(x).numpy().tolist() == [[1, 3, 0, 2]]

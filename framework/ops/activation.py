@@ -14,10 +14,10 @@ from .math import abs, cast, exp, floats_only, log, maximum, sigmoid, square
 from .reduce import reduce_sum
 from .shape import concat, squeeze, where
 from .segment import in_top_k, zero_fraction
-from .sort import top_k
+from .sort import approx_max_k, approx_min_k, top_k
 from .stats import l2_normalize, moments
 
-__all__ = ["batch_normalization", "compute_average_loss", "crelu", "dropout", "elu", "in_top_k",
+__all__ = ["approx_max_k", "approx_min_k", "batch_normalization", "compute_average_loss", "crelu", "dropout", "elu", "in_top_k",
            "l2_loss", "l2_normalize", "leaky_relu", "log_poisson_loss", "moments",
            "normalize_moments", "relu6", "scale_regularization_loss", "selu",
            "sigmoid_cross_entropy_with_logits", "silu", "softsign", "sufficient_statistics",

@@ -13,6 +13,7 @@ from ..tensor import convert_to_tensor, wrap
 from .shape import _axes, getitem
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
 
 
 def take_along_axis(x, indices, axis):
@@ -73,3 +74,27 @@ def top_k(input, k=1, sorted=True, index_type=int32, name=None):  # noqa: A002
     indices = _order(x._value, x.ndim - 1, True)[..., :k]
     values = take_along_axis(x, indices, x.ndim - 1)
     return TopKV2(values, wrap(indices.astype(as_dtype(index_type))))
+
+
+def _approx_k(operand, k, reduction_dimension, largest):
+    x = convert_to_tensor(operand)
+    axis = _axes(reduction_dimension, x.ndim)[0]
+    if not 0 <= int(k) <= x.shape[axis]:
+        raise ValueError(f"approx_{'max' if largest else 'min'}_k: k = {k} is out of range for "
+                         f"a dimension of size {x.shape[axis]}")
+    order = _order(x._value, axis, largest)
+    indices = order[(slice(None),) * axis + (slice(0, int(k)),)]
+    return ApproxTopK(take_along_axis(x, indices, axis), wrap(indices.astype(int32)))
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """``(values, indices)`` of the ``k`` largest entries along ``reduction_dimension``: the
+    exact ones (TensorFlow's approximation trades recall for TPU speed; exact is within it)."""
+    return _approx_k(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """``(values, indices)`` of the ``k`` smallest entries along ``reduction_dimension``."""
+    return _approx_k(operand, k, reduction_dimension, False)

@@ -95,6 +95,7 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("math.reduce_all", [t([[True, False], [True, True]], "bool")], {"axis": 1}),
     ("math.top_k", [distinct(2, 5)], {"k": 3}),
     ("math.top_k", [t([[3.0, 1.0, 3.0, 2.0]])], {"k": 2}),
+    ("math.approx_max_k", [distinct(2, 5), 2], {}),
     ("argsort", [t([[3.0, 1.0, 3.0, 2.0]])], {}),
     ("argsort", [t([[3.0, 1.0, 3.0, 2.0]])], {"direction": "DESCENDING"}),
     ("sort", [distinct(2, 5)], {"direction": "DESCENDING"}),

@@ -23,7 +23,7 @@ import layers
 import optimizers
 
 from .config import Source
-from .data import Dataset
+from .data import DataError, Dataset
 from .optimizer_schema import optimizer_class, schedule_class
 
 
@@ -149,6 +149,7 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
     else:
         units, why = 1, "one output per example"
     if last["units"] != units:
+        _check_label_range(data, position, last["units"], loss)
         raise source.error(f"model.layers[{position}].units",
                            f"expected {units} ({why}; {described} with loss {loss!r}), "
                            f"got {last['units']}")
@@ -164,6 +165,20 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
         if distance and data.task != "regression":
             raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
                                           f"but {described}; use 'accuracy'")
+
+
+def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> None:
+    """Integer labels at or past the last layer's width are blamed on the labels first: a label
+    of 200 among digits is a broken label far more often than a wish for 201 classes."""
+    if loss != "sparse_categorical_crossentropy" or data.classes is not None \
+            or data.num_classes <= units:
+        return
+    count = sum(int(np.count_nonzero(y >= units)) for y in (data.y_train, data.y_test))
+    raise DataError(f"{data.labels}: label {data.num_classes - 1} ({count} example"
+                    f"{'s' if count > 1 else ''} with a label of {units} or more) is out of "
+                    f"range for model.layers[{position}].units = {units}, whose class ids are 0 "
+                    f"to {units - 1}; correct the labels, or set model.layers[{position}].units "
+                    f"= {data.num_classes} for {data.num_classes} classes")
 
 
 _DISTANCES = (fw.metrics.MeanSquaredError, fw.metrics.MeanAbsoluteError,

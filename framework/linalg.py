@@ -4,7 +4,7 @@ import sys as _sys
 
 from .creation import eye
 from .namespaces import suggest_close_names as _suggest_close_names
-from .ops.decomposition import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd
+from .ops.decomposition import eigh, eigvalsh, expm, lstsq, matrix_rank, pinv, qr, svd
 from .ops.linalg import einsum, matmul
 from .ops.matrix import (adjoint, band_part, cholesky, cholesky_solve, cross, det, diag,
                          diag_part, global_norm, inv, logdet, matrix_transpose, matvec, norm,

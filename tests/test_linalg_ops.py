@@ -3,6 +3,7 @@ vs NumPy, derivatives of orders 1 and 2 vs finite differences, vectorized Jacobi
 the row-by-row one (tests/op_checks.py); then the dtypes and errors TensorFlow gives."""
 import numpy as np
 import pytest
+from scipy import linalg  # (SciPy comes with scikit-learn, a test dependency)
 
 import framework as fw
 from op_checks import table_tests
@@ -115,6 +116,9 @@ LINALG = [
      [normal(3, 3)]),
     ("qr_tall_batch", lambda a: list(fw.linalg.qr(a)), lambda a: list(np.linalg.qr(a)),
      [normal(2, 4, 3)]),
+    ("expm", fw.linalg.expm, lambda a: linalg.expm(a), [normal(3, 3)]),
+    ("expm_scaled_batch", fw.linalg.expm, lambda a: np.stack([linalg.expm(m) for m in a]),
+     [normal(2, 3, 3) * 4]),
     ("pinv_tall", fw.linalg.pinv, np.linalg.pinv, [normal(4, 3)]),
     ("pinv_wide", fw.linalg.pinv, np.linalg.pinv, [normal(2, 3)]),
     ("lstsq_tall", fw.linalg.lstsq, lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],

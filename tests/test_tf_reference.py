@@ -16,6 +16,8 @@ with open(os.path.join(os.path.dirname(__file__), "reference", "tf_reference.jso
     REFERENCE = json.load(_f)
 
 TOLERANCE = {"rtol": 2e-5, "atol": 2e-5}  # float32 arithmetic in a different order
+# second-order terms go through two chains of float32 rounding (solves, decompositions)
+SECOND_ORDER_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 
 def build(spec):
@@ -31,9 +33,9 @@ CASES = REFERENCE["cases"]
 IDS = [f"{i}-{_case_id(c)}" for i, c in enumerate(CASES)]
 
 
-def _close(got, want, what):
+def _close(got, want, what, tolerance=TOLERANCE):
     np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               err_msg=what, **TOLERANCE)
+                               err_msg=what, **tolerance)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -65,7 +67,7 @@ def test_op_matches_tensorflow(case):
         _close(g.numpy(), want, f"gradient {k}")
     assert len(grads2) == len(case["grads2"])
     for k, (g, want) in enumerate(zip(grads2, case["grads2"])):
-        _close(g.numpy(), want, f"second-order term {k}")
+        _close(g.numpy(), want, f"second-order term {k}", SECOND_ORDER_TOLERANCE)
 
 
 def test_every_case_checks_something():

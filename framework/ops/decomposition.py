@@ -1,5 +1,5 @@
 """Decompositions and least squares: ``tf.linalg.eigh``, ``eigvalsh``, ``svd``, ``pinv``,
-``qr``, ``lstsq``, ``matrix_rank``.
+``qr``, ``expm``, ``lstsq``, ``matrix_rank``.
 
 ``eigh`` reads the lower triangle, as NumPy's and TensorFlow's do, so its gradient is
 TensorFlow's: the symmetric formula ``V (diag(g_w) + F * (V^T g_V)) V^T`` with
@@ -20,7 +20,7 @@ from ..tensor import convert_to_tensor, wrap
 from .linalg import matmul
 from .math import floats_only
 from .matrix import (_inv, _square, band_part, cholesky, cholesky_solve, diag, diag_part,
-                     matrix_transpose, set_diag)
+                     matrix_transpose, set_diag, solve)
 from .reduce import reduce_max
 from .shape import expand_dims, where
 
@@ -193,3 +193,32 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002 - TensorFlow's argu
     if full_matrices and x.shape[-2] != x.shape[-1]:
         raise ValueError("qr: full_matrices=True is supported for square matrices only")
     return Qr(_qr_q(x), _qr_r(x))
+
+
+# --- matrix exponential ---------------------------------------------------------------------------
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+
+
+def expm(input, name=None):  # noqa: A002 - TensorFlow's argument name
+    """``exp`` of each square matrix: Higham's scaling and squaring with the [13/13] Padé
+    approximant, as TensorFlow computes it, written with matmul and solve so that its
+    gradient (any order) comes from theirs."""
+    a = _square("expm", input)
+    norm = float(np.abs(backend.to_host(a._value)).sum(axis=-2).max()) if a.shape[-1] else 0.0
+    squarings = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm else 0
+    a = a * (0.5 ** squarings)
+    b = _PADE13
+    eye = wrap(backend.array_module(a._value).eye(a.shape[-1], dtype=a.dtype))
+    a2 = matmul(a, a)
+    a4 = matmul(a2, a2)
+    a6 = matmul(a4, a2)
+    u = matmul(a, matmul(a6, a6 * b[13] + a4 * b[11] + a2 * b[9])
+               + a6 * b[7] + a4 * b[5] + a2 * b[3] + eye * b[1])
+    v = (matmul(a6, a6 * b[12] + a4 * b[10] + a2 * b[8])
+         + a6 * b[6] + a4 * b[4] + a2 * b[2] + eye * b[0])
+    result = solve(v - u, u + v)
+    for _ in range(squarings):
+        result = matmul(result, result)
+    return result

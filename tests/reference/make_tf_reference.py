@@ -226,6 +226,8 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("linalg.svd", [normal(4, 3)], {"compute_uv": False}),
     ("linalg.svd", [normal(2, 3, 5)], {"compute_uv": False}),
     ("linalg.qr", [normal(4, 3)], {}), ("linalg.qr", [normal(3, 3)], {}),
+    ("linalg.expm", [normal(3, 3)], {}), ("linalg.expm", [t(4 * rng.standard_normal((2, 3, 3)))],
+                                           {}),
     ("linalg.pinv", [normal(4, 3)], {}), ("linalg.pinv", [normal(2, 3)], {}),
     ("linalg.lstsq", [normal(5, 3), normal(5, 2)], {}),
     ("linalg.lstsq", [normal(2, 4), normal(2, 3)], {"l2_regularizer": 0.5}),

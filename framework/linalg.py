@@ -9,7 +9,8 @@ from .ops.linalg import einsum, matmul
 from .ops.matrix import (adjoint, band_part, cholesky, cholesky_solve, cross, det, diag,
                          diag_part, global_norm, inv, logdet, matrix_transpose, matvec, norm,
                          normalize, set_diag, slogdet, solve, tensor_diag, tensor_diag_part,
-                         tensordot, trace, triangular_solve)
+                         tensordot, trace, triangular_solve, tridiagonal_matmul,
+                         tridiagonal_solve)
 from .ops.stats import l2_normalize
 
 _suggest_close_names(_sys.modules[__name__], "fw.linalg")

@@ -33,6 +33,7 @@ def np_spd(x):
 
 
 A = well_conditioned(3, 3)
+DIAGONALS = normal(3, 4) + np.array([[0.0], [4.0], [0.0]])  # tridiagonal, diagonally dominant
 SEPARATED = np.diag([1.0, 3.0, 6.0]) + 0.3 * _rng.standard_normal((3, 3))  # distinct eigenvalues
 BATCH = well_conditioned(2, 3, 3)
 
@@ -116,6 +117,14 @@ LINALG = [
      [normal(3, 3)]),
     ("qr_tall_batch", lambda a: list(fw.linalg.qr(a)), lambda a: list(np.linalg.qr(a)),
      [normal(2, 4, 3)]),
+    ("tridiagonal_matmul", fw.linalg.tridiagonal_matmul,
+     lambda d, b: _tridiagonal(d) @ b, [normal(2, 3, 4), normal(2, 4, 2)]),
+    ("tridiagonal_solve", fw.linalg.tridiagonal_solve,
+     lambda d, b: np.linalg.solve(_tridiagonal(d), b), [DIAGONALS, normal(4, 2)]),
+    ("tridiagonal_solve_sequence_vector", lambda u, m, l, b: fw.linalg.tridiagonal_solve(
+        [u, m, l], b, diagonals_format="sequence"),
+     lambda u, m, l, b: np.linalg.solve(np.diag(m) + np.diag(u, 1) + np.diag(l, -1), b),
+     [normal(3), DIAGONALS[1], normal(3), normal(4)]),
     ("expm", fw.linalg.expm, lambda a: linalg.expm(a), [normal(3, 3)]),
     ("expm_scaled_batch", fw.linalg.expm, lambda a: np.stack([linalg.expm(m) for m in a]),
      [normal(2, 3, 3) * 4]),
@@ -144,6 +153,16 @@ LINALG = [
 def _scatter_ref(u):
     out = np.zeros((5, 2))
     np.add.at(out, [1, 3, 1], u)
+    return out
+
+
+def _tridiagonal(d):
+    """The dense matrices of compact diagonals (..., 3, M)."""
+    m, i = d.shape[-1], np.arange(d.shape[-1])
+    out = np.zeros(d.shape[:-2] + (m, m))
+    out[..., i, i] = d[..., 1, :]
+    out[..., i[:-1], i[1:]] = d[..., 0, :-1]
+    out[..., i[1:], i[:-1]] = d[..., 2, 1:]
     return out
 
 

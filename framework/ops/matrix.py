@@ -316,3 +316,58 @@ def tensor_diag_part(input, name=None):  # noqa: A002
         raise ValueError(f"tensor_diag_part: expected a shape s + s, got {x.shape}")
     size = int(np.prod(x.shape[:half]))
     return reshape(diag_part(reshape(x, (size, size))), x.shape[:half])
+
+
+# --- tridiagonal systems (TensorFlow's "compact" layout: superdiagonal, diagonal, subdiagonal) ---
+def _tridiagonal_parts(name, diagonals, diagonals_format):
+    """``(superdiagonal, diagonal, subdiagonal)``, each of M entries (compact layout)."""
+    if diagonals_format == "sequence":
+        super_, main, sub = (convert_to_tensor(d) for d in diagonals)
+    elif diagonals_format == "matrix":
+        d = convert_to_tensor(diagonals)
+        r = backend.array_module(d._value).arange(d.shape[-1])
+        super_, main, sub = (getitem(d, (Ellipsis, r[:-1], r[1:])), diag_part(d),
+                             getitem(d, (Ellipsis, r[1:], r[:-1])))
+    else:
+        d = convert_to_tensor(diagonals)
+        if diagonals_format != "compact" or d.ndim < 2 or d.shape[-2] != 3:
+            raise ValueError(f"{name}: diagonals of shape {d.shape} in format "
+                             f"{diagonals_format!r}; expected 'compact' (..., 3, M), "
+                             f"'sequence' or 'matrix'")
+        return tuple(d[..., i, :] for i in range(3))
+    if super_.shape[-1] == main.shape[-1] - 1:  # off-diagonals of M - 1 entries: padded to M
+        from .array import pad
+        edge = [[0, 0]] * (main.ndim - 1)
+        super_, sub = pad(super_, edge + [[0, 1]]), pad(sub, edge + [[1, 0]])
+    return super_, main, sub
+
+
+def _tridiagonal_dense(super_, main, sub):
+    """The square matrices of three diagonals (in TF's compact layout the superdiagonal's last
+    entry and the subdiagonal's first are unused), built with differentiable ops."""
+    from .array import pad
+    outer = [[0, 0]] * (main.ndim - 1)
+    upper = pad(diag(super_[..., :-1]), outer + [[0, 1], [1, 0]])
+    lower = pad(diag(sub[..., 1:]), outer + [[1, 0], [0, 1]])
+    return diag(main) + upper + lower
+
+
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
+    """The tridiagonal matrices given by ``diagonals`` times ``rhs`` (..., M, N)."""
+    parts = _tridiagonal_parts("tridiagonal_matmul", diagonals, diagonals_format)
+    return matmul(_tridiagonal_dense(*parts), rhs)
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False,
+                      conjugate_rhs=False, name=None, partial_pivoting=True,
+                      perturb_singular=False):
+    """``X`` with ``T @ X = rhs`` for the tridiagonal ``T`` given by ``diagonals`` (solved as
+    a dense system: exact, and differentiable in the diagonals and ``rhs``)."""
+    rhs = convert_to_tensor(rhs)
+    b = matrix_transpose(rhs) if transpose_rhs else rhs
+    parts = _tridiagonal_parts("tridiagonal_solve", diagonals, diagonals_format)
+    squeeze_after = b.ndim == parts[1].ndim
+    if squeeze_after:  # a vector right-hand side: (..., M)
+        b = expand_dims(b, -1)
+    x = solve(_tridiagonal_dense(*parts), b)
+    return squeeze(x, -1) if squeeze_after else x

@@ -125,6 +125,16 @@ LINALG = [
         [u, m, l], b, diagonals_format="sequence"),
      lambda u, m, l, b: np.linalg.solve(np.diag(m) + np.diag(u, 1) + np.diag(l, -1), b),
      [normal(3), DIAGONALS[1], normal(3), normal(4)]),
+    ("lu_packed", lambda a: fw.linalg.lu(a).lu, lambda a: _np_lu(a), [normal(2, 4, 4)]),
+    ("lu_solve", lambda a, b: fw.linalg.lu_solve(*fw.linalg.lu(a), b), np.linalg.solve,
+     [normal(2, 4, 4), normal(2, 4, 3)]),
+    ("lu_matrix_inverse", lambda a: fw.linalg.lu_matrix_inverse(*fw.linalg.lu(a)),
+     np.linalg.inv, [normal(4, 4)]),
+    ("lu_reconstruct", lambda a: fw.linalg.lu_reconstruct(*fw.linalg.lu(a)), lambda a: a,
+     [normal(3, 3)]),
+    ("sqrtm", fw.linalg.sqrtm, lambda a: np.real(linalg.sqrtm(a)), [well_conditioned(3, 3)]),
+    ("sqrtm_batch", fw.linalg.sqrtm, lambda a: np.stack([np.real(linalg.sqrtm(m)) for m in a]),
+     [well_conditioned(2, 3, 3)]),
     ("expm", fw.linalg.expm, lambda a: linalg.expm(a), [normal(3, 3)]),
     ("expm_scaled_batch", fw.linalg.expm, lambda a: np.stack([linalg.expm(m) for m in a]),
      [normal(2, 3, 3) * 4]),
@@ -164,6 +174,12 @@ def _tridiagonal(d):
     out[..., i[:-1], i[1:]] = d[..., 0, :-1]
     out[..., i[1:], i[:-1]] = d[..., 2, 1:]
     return out
+
+
+def _np_lu(a):
+    """SciPy's factors, packed as TensorFlow packs them (unit lower below the diagonal)."""
+    packed = [np.tril(lower, -1) + upper for _, lower, upper in map(linalg.lu, a)]
+    return np.stack(packed)
 
 
 def _scatter_2d(u, shape):
@@ -290,6 +306,14 @@ def test_linalg_aliases_are_the_same_objects():
     assert fw.linalg.matmul is fw.matmul and fw.linalg.einsum is fw.einsum
     assert fw.linalg.eye is fw.eye and fw.linalg.norm is fw.norm
     assert fw.linalg.tensordot is fw.tensordot and fw.linalg.adjoint is fw.linalg.matrix_transpose
+
+
+def test_lu_permutation_is_tensorflows():
+    a = fw.constant([[1.0, 2.0], [3.0, 4.0]])
+    lower_upper, perm = fw.linalg.lu(a)
+    assert perm.dtype == fw.int32 and perm.numpy().tolist() == [1, 0]  # a[perm] = L @ U
+    np.testing.assert_allclose(lower_upper.numpy(), [[3.0, 4.0], [1 / 3, 2 - 4 / 3]], rtol=1e-6)
+    assert type(fw.linalg.lu(a)).__name__ == "Lu"
 
 
 def test_eye_batch_shape_and_int_gradients_from_slogdet():

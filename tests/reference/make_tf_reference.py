@@ -229,6 +229,8 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("linalg.tridiagonal_matmul", [normal(2, 3, 4), normal(2, 4, 2)], {}),
     ("linalg.tridiagonal_solve", [t(rng.standard_normal((3, 4)) + [[0.0], [4.0], [0.0]]),
                                   normal(4, 2)], {}),
+    ("linalg.lu", [normal(4, 4)], {}), ("linalg.lu", [normal(2, 3, 3)], {}),
+    ("linalg.sqrtm", [t(np.eye(3) * 2 + 0.3 * rng.standard_normal((3, 3)))], {}),
     ("linalg.expm", [normal(3, 3)], {}), ("linalg.expm", [t(4 * rng.standard_normal((2, 3, 3)))],
                                            {}),
     ("linalg.pinv", [normal(4, 3)], {}), ("linalg.pinv", [normal(2, 3)], {}),

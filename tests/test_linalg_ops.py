@@ -33,6 +33,7 @@ def np_spd(x):
 
 
 A = well_conditioned(3, 3)
+BANDS = normal(3, 4) + np.array([[3.0], [0.0], [0.0]])  # a diagonal first, then two more
 DIAGONALS = normal(3, 4) + np.array([[0.0], [4.0], [0.0]])  # tridiagonal, diagonally dominant
 SEPARATED = np.diag([1.0, 3.0, 6.0]) + 0.3 * _rng.standard_normal((3, 3))  # distinct eigenvalues
 BATCH = well_conditioned(2, 3, 3)
@@ -135,6 +136,16 @@ LINALG = [
     ("sqrtm", fw.linalg.sqrtm, lambda a: np.real(linalg.sqrtm(a)), [well_conditioned(3, 3)]),
     ("sqrtm_batch", fw.linalg.sqrtm, lambda a: np.stack([np.real(linalg.sqrtm(m)) for m in a]),
      [well_conditioned(2, 3, 3)]),
+    ("banded_triangular_solve_lower", fw.linalg.banded_triangular_solve,
+     lambda b, r: np.linalg.solve(np.diag(b[0]) + np.diag(b[1, 1:], -1) + np.diag(b[2, 2:], -2),
+                                  r), [BANDS, normal(4, 2)]),
+    ("banded_triangular_solve_upper", lambda b, r: fw.linalg.banded_triangular_solve(
+        b, r, lower=False),
+     lambda b, r: np.linalg.solve(np.diag(b[1]) + np.diag(b[0, :3], 1), r),
+     [BANDS[1::-1].copy(), normal(4, 2)]),
+    ("eigh_tridiagonal", fw.linalg.eigh_tridiagonal,
+     lambda a, b: np.linalg.eigvalsh(np.diag(a) + np.diag(b, 1) + np.diag(b, -1)),
+     [np.array([1.0, 3.0, 6.0, 9.0]), normal(3) * 0.5]),
     ("expm", fw.linalg.expm, lambda a: linalg.expm(a), [normal(3, 3)]),
     ("expm_scaled_batch", fw.linalg.expm, lambda a: np.stack([linalg.expm(m) for m in a]),
      [normal(2, 3, 3) * 4]),

@@ -222,3 +222,17 @@ def expm(input, name=None):  # noqa: A002 - TensorFlow's argument name
     for _ in range(squarings):
         result = matmul(result, result)
     return result
+
+
+def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=None,
+                     tol=None, name=None):
+    """The eigenvalues (and with ``eigvals_only=False`` the eigenvectors) of the symmetric
+    tridiagonal matrix with diagonal ``alpha`` and off-diagonal ``beta`` (all of them)."""
+    from .array import pad
+    if select != "a":
+        raise ValueError(f"eigh_tridiagonal: only select='a' (all eigenvalues) is supported, "
+                         f"got {select!r}")
+    alpha, beta = convert_to_tensor(alpha), convert_to_tensor(beta)
+    off = pad(diag(beta), [[0, 0]] * (beta.ndim - 1) + [[1, 0], [0, 1]])
+    dense = diag(alpha) + off + matrix_transpose(off)
+    return eigvalsh(dense) if eigvals_only else eigh(dense)

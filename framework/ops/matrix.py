@@ -371,3 +371,21 @@ def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=
         b = expand_dims(b, -1)
     x = solve(_tridiagonal_dense(*parts), b)
     return squeeze(x, -1) if squeeze_after else x
+
+
+def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
+    """``triangular_solve`` for a matrix given by its ``K`` bands (..., K, M) in TensorFlow's
+    LEFT_RIGHT layout: the diagonal first and subdiagonals right-aligned when ``lower``, else
+    superdiagonals left-aligned and the diagonal last."""
+    from .array import pad
+    b = convert_to_tensor(bands)
+    count, m = b.shape[-2:]
+    edge = [[0, 0]] * (b.ndim - 2)
+    dense = 0
+    for k in range(count):
+        if lower:  # row k: the k-th subdiagonal, A[i, i - k] = bands[k, i]
+            band = pad(diag(b[..., k, k:]), edge + [[k, 0], [0, k]])
+        else:  # row count - 1 - k: the k-th superdiagonal, A[i, i + k] = bands[.., i]
+            band = pad(diag(b[..., count - 1 - k, :m - k]), edge + [[0, k], [k, 0]])
+        dense = band if k == 0 else dense + band
+    return triangular_solve(dense, rhs, lower=lower, adjoint=adjoint)

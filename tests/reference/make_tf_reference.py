@@ -139,7 +139,7 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("norm", [X], {"ord": 1, "axis": [0, 1]}), ("norm", [X], {"ord": np.inf, "axis": [0, 1]}),
     ("normalize", [X], {"axis": 1}), ("global_norm", [[normal(3), normal(2, 2)]], {}),
     ("l2_normalize", [X], {"axis": 0}), ("adjoint", [X], {}), ("eye", [3], {}),
-]] + [(name, args, kw) for name, args, kw in [
+]] + [
     ("linspace", [t(-1.5), t(2.0), 5], {}), ("linspace", [0, 1, 5], {}),
     ("linspace", [normal(2), normal(2), 4], {"axis": 1}),
     ("split", [X, 2], {"axis": 1}), ("split", [X, [1, -1, 1]], {"axis": 1}),
@@ -231,6 +231,10 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
                                   normal(4, 2)], {}),
     ("linalg.lu", [normal(4, 4)], {}), ("linalg.lu", [normal(2, 3, 3)], {}),
     ("linalg.sqrtm", [t(np.eye(3) * 2 + 0.3 * rng.standard_normal((3, 3)))], {}),
+    ("linalg.banded_triangular_solve", [t(rng.standard_normal((3, 4)) + [[3.0], [0.0], [0.0]]),
+                                        normal(4, 2)], {}),
+    # (values only: TF's eigh_tridiagonal bisects, and its gradient is not the eigenvalues')
+    ("linalg.eigh_tridiagonal", [t([1.0, 3.0, 6.0, 9.0]), normal(3)], {}, 0),
     ("linalg.expm", [normal(3, 3)], {}), ("linalg.expm", [t(4 * rng.standard_normal((2, 3, 3)))],
                                            {}),
     ("linalg.pinv", [normal(4, 3)], {}), ("linalg.pinv", [normal(2, 3)], {}),
@@ -246,7 +250,7 @@ CASES = [(f"math.{name}", [arg], {}) for name, arg in [
     ("math.log1p", [ints([1])], {}), ("math.is_nan", [ints([1])], {}),
     ("nn.elu", [ints([1])], {}), ("math.reduce_any", [ints([1, 0])], {}),
     ("exp", [ints([1])], {}), ("math.floor", [ints([1])], {}),
-]]
+]
 
 
 def build(spec):

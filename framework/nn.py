@@ -21,6 +21,7 @@ import numpy as np
 
 from . import backend, host, kernels
 from .ops import cast, erf, exp, expand_dims, gather, one_hot, reduce_sum, sigmoid, tanh
+from .ops.math import floats_only
 from .ops.linalg import matmul_array_vjp, matmul_vjp_a, matmul_vjp_b
 from .ops.reduce import spread
 from .primitive import define, device_error, primitive
@@ -60,12 +61,14 @@ def _log_softmax_array(x, axis):
 
 
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)))
+@floats_only
 def _softmax(x, axis):
     e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
+@floats_only
 def _log_softmax(x, axis):
     return _log_softmax_array(x, axis)
 
@@ -78,22 +81,23 @@ def _from_end(axis, logits):
     return axis % ndim - ndim
 
 
-def softmax(logits, axis=-1):
+def softmax(logits, axis=-1, name=None):
     """exp(logits) normalised along ``axis``, computed without overflow."""
     return _softmax(logits, axis=_from_end(axis, logits))
 
 
-def log_softmax(logits, axis=-1):
+def log_softmax(logits, axis=-1, name=None):
     """log(softmax(logits)), computed without overflow or log(0)."""
     return _log_softmax(logits, axis=_from_end(axis, logits))
 
 
 @primitive(lambda g, out, x: g * sigmoid(x))
+@floats_only
 def softplus(features):
     return np.logaddexp(features, 0).astype(features.dtype, copy=False)
 
 
-def gelu(features, approximate=False):
+def gelu(features, approximate=False, name=None):
     """Gaussian error linear unit: x * Phi(x) (the tanh approximation when ``approximate``)."""
     x = convert_to_tensor(features)
     if approximate:
@@ -180,7 +184,7 @@ def _checked_bias(name, value, bias):
     return value, bias
 
 
-def bias_add(value, bias):
+def bias_add(value, bias, name=None):
     """``value + bias`` for a 1-D ``bias`` along the last axis (a Dense layer's bias)."""
     return _bias_add(*_checked_bias("bias_add", value, bias))
 
@@ -292,7 +296,7 @@ _ndarray = np.ndarray
 _run_dense_on_host = _dense.run_on_host
 
 
-def sparse_softmax_cross_entropy_with_logits(labels, logits):
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
@@ -324,7 +328,7 @@ _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 _run_sparse_xent_on_host = _sparse_xent.run_on_host
 
 
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Per-example -sum(labels * log_softmax(logits)) along ``axis``, for soft labels."""
     logits = convert_to_tensor(logits)
     labels = cast(labels, logits.dtype)
@@ -343,3 +347,6 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         raise ValueError("embedding_lookup: max_norm is not supported; clip the rows with "
                          "fw.clip_by_norm(rows, max_norm, axes=[-1])")
     return gather(params, ids)
+
+
+from .ops.activation import *  # noqa: E402,F401,F403 - elu, selu, ..., moments: ops/activation.py

@@ -74,45 +74,46 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
     definition = forward
     if host_forward is not None:
         forward = _prefer_host(definition, host_forward)
+    op_name = name  # the closures take TensorFlow's ``name=None`` argument, and ignore it
 
-    def unary(x, **params):
+    def unary(x, name=None, **params):
         try:
             value = x._value
         except AttributeError:
-            (x,) = _convert_args(name, (x,))
+            (x,) = _convert_args(op_name, (x,))
             value = x._value
         try:
             out = forward(value, **params) if params else forward(value)
         except Exception as e:
-            raise _op_error(name, (x,), e) from e
+            raise _op_error(op_name, (x,), e) from e
         t = _new(Tensor)
         t._value = out
         if state.recording:
             record(prim, (x,), t, params, (value,))
         return t
 
-    def binary(x, y, **params):
+    def binary(x, y, name=None, **params):
         if x.__class__ is not Tensor or y.__class__ is not Tensor:
-            x, y = _operands(name, x, y)
+            x, y = _operands(op_name, x, y)
         xv, yv = x._value, y._value
         if same_dtype and xv.dtype is not yv.dtype and xv.dtype != yv.dtype:
-            raise TypeError(f"{name}: both operands must have the same dtype, got "
+            raise TypeError(f"{op_name}: both operands must have the same dtype, got "
                             f"{xv.dtype.name} and {yv.dtype.name}; use fw.cast to convert")
         try:
             out = forward(xv, yv, **params) if params else forward(xv, yv)
         except Exception as e:
-            raise _op_error(name, (x, y), e) from e
+            raise _op_error(op_name, (x, y), e) from e
         t = _new(Tensor)
         t._value = out
         if state.recording:
             record(prim, (x, y), t, params, (xv, yv))
         return t
 
-    def variadic(*args, **params):
+    def variadic(*args, name=None, **params):
         try:
             values = [a._value for a in args]
         except AttributeError:
-            args = _convert_args(name, args)
+            args = _convert_args(op_name, args)
             values = [a._value for a in args]
         return run(args, values, params)
 
@@ -123,7 +124,7 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
             try:
                 out = forward(*values, **params)
             except Exception as e:
-                raise _op_error(name, args, e) from e
+                raise _op_error(op_name, args, e) from e
             if saves:
                 out, saved = out
             t = _new(Tensor)

@@ -4,7 +4,7 @@ A ``Record`` is one op that read a tensor the tape tracks: its primitive, input 
 tensor, parameters, and the input arrays the forward read (so that a backward pass on arrays
 need not unwrap them again: a variable's array stays the same until an update, and an update
 stops the pass, see ``GradientTape._check_versions``). ``record`` is the one place a record is
-made. Every op is recorded, differentiable or not (``argmax`` and ``sign`` too), so that a
+made. Every op is recorded, differentiable or not (``argmax`` and comparisons too), so that a
 trainable variable read by any op is watched, as in TensorFlow, and a missing gradient can be
 explained by the op that stopped it.
 

@@ -2,7 +2,7 @@
 
 The ``"raise"`` mode (beyond TensorFlow) explains each such source from what the tape kept: a
 dtype that is not differentiable, a tensor the tape never watched, a value that left for NumPy,
-an op on the way that has no gradient (``argmax``, ``sign``, a comparison, a cast to an integer
+an op on the way that has no gradient (``argmax``, a comparison, a cast to an integer
 dtype), or no recorded op at all between the source and the target.
 """
 import enum

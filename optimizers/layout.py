@@ -37,11 +37,15 @@ class Plan:
 
     __slots__ = ("groups", "singles", "slot_values", "slots", "updated", "values")
 
-    def __init__(self, variables, slots_of, iterations):
+    def __init__(self, variables, slots_of, iterations, update_slots, grouped=True):
+        """``update_slots``: how many of each variable's slots its update step takes (the
+        first ones; the others are the optimizer's own: averages, accumulators);
+        ``grouped``: whether the update step is elementwise, so that groups may be made."""
         open_groups, chunks = {}, []  # dtype -> [indices, bytes] of the group being filled
         for index, variable in enumerate(variables):
             value = variable._value
-            if value.__class__ is not np.ndarray or value.nbytes > GROUPED_VARIABLE_BYTES:
+            if not grouped or value.__class__ is not np.ndarray \
+                    or value.nbytes > GROUPED_VARIABLE_BYTES:
                 continue
             chunk = open_groups.get(value.dtype)
             if chunk is None or chunk[1] + value.nbytes > GROUP_BYTES:
@@ -49,10 +53,11 @@ class Plan:
                 chunks.append(chunk)
             chunk[0].append(index)
             chunk[1] += value.nbytes
-        self.groups = [Group([variables[index] for index in indices], indices, slots_of)
+        self.groups = [Group([variables[index] for index in indices], indices, slots_of,
+                             update_slots)
                        for indices, _ in chunks if len(indices) > 1]
         grouped = {index for group in self.groups for index in group.indices}
-        self.singles = [(index, variable, slots_of[variable])
+        self.singles = [(index, variable, slots_of[variable][:update_slots])
                         for index, variable in enumerate(variables) if index not in grouped]
         self.values = list(map(_value_of, variables))  # grouped ones: views of their group's
         self.updated = list(variables) + [slot for variable in variables
@@ -76,6 +81,13 @@ class Plan:
         arrays += [variable._value for _, variable, _ in self.singles if decays(variable)]
         return arrays
 
+    def columns(self, column, slots_of):
+        """``(value, slot)`` array pairs covering every variable and its slot number
+        ``column``: a group's flat arrays, a single variable's own."""
+        return [(group.value, group.slots[column]) for group in self.groups] + [
+            (variable._value, slots_of[variable][column]._value)
+            for _, variable, _ in self.singles]
+
 
 class Group:
     """Small host variables of one dtype, updated by one ``_update_step`` on flat arrays.
@@ -89,10 +101,10 @@ class Group:
     results are bit for bit those of the per-variable path.
     """
 
-    __slots__ = ("gradient", "gradient_views", "indices", "slot_variables", "slots", "value",
-                 "variables")
+    __slots__ = ("gradient", "gradient_views", "indices", "slot_variables", "slots",
+                 "update_slots", "value", "variables")
 
-    def __init__(self, variables, indices, slots_of):
+    def __init__(self, variables, indices, slots_of, update_slots):
         self.variables, self.indices = variables, indices
         shapes = [variable._value.shape for variable in variables]
         dtype = variables[0]._value.dtype
@@ -105,6 +117,7 @@ class Group:
             slots = [slots_of[variable][column] for variable in variables]
             self.slots.append(_take_into(np.empty(size, dtype), slots, shapes))
             self.slot_variables += slots
+        self.update_slots = self.slots[:update_slots]
 
     def gather(self, grads):
         """Copy this step's gradients (``grads``: the call's, by index) into the flat buffer,

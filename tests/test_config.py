@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from layers import LAYERS
+from optimizers import OPTIMIZERS
 from training.build import build_training
 from training.cli import main
 from training.config import ConfigError, apply_override, dump_toml, load_config, parse_key, tomllib
@@ -165,7 +167,8 @@ ERRORS = {
                           "data.path: no such file or folder: 'nope.csv'"),
     "unknown layer key": (edited("units = 8", "unit = 8"), "model.layers[0].unit: unknown key"),
     "unknown layer type": (edited('type = "dense"', 'type = "conv2d"'),
-                           "model.layers[0].type: expected one of 'activation', "),
+                           "model.layers[0].type: expected one of "
+                           + ", ".join(map(repr, LAYERS.names()))),
     "layer name twice": (edited('name = "out"', 'name = "hidden"'),
                          "model.layers[1].name: layer name 'hidden' is used twice"),
     "bad activation": (edited('"relu"', '"rectified"'),
@@ -179,7 +182,8 @@ ERRORS = {
     "two kinds of optimizer": (BASE + '\n[optimizer]\ntype = "adam"\n',
                                "optimizer: give either one [optimizer] table"),
     "unknown optimizer": (edited('type = "sgd"', 'type = "lbfgs"'),
-                          "optimizers[1].type: expected one of 'adagrad', 'adam', 'adamw'"),
+                          "optimizers[1].type: expected one of "
+                          + ", ".join(map(repr, OPTIMIZERS.names()))),
     "unknown optimizer key": (edited("learning_rate = 0.01", "lerning_rate = 0.01"),
                               "optimizers[0].lerning_rate: unknown key "
                               "(did you mean 'learning_rate'?)"),

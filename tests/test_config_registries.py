@@ -58,7 +58,8 @@ def test_settings_the_library_accepts_are_accepted(tmp_path, old, new):
     ("units = 16", "units = -2", "model.layers[0].units: layer type 'dense' rejects this"),
     ('activation = "relu"', 'activation = "swsh"',
      "model.layers[0].activation: expected one of"),
-    ('type = "dense"', 'type = "dens"', "model.layers[0].type: expected one of 'activation'"),
+    ('type = "dense"', 'type = "dens"', "model.layers[0].type: expected one of "
+                                        + ", ".join(map(repr, layers.LAYERS.names()))),
     ('layers = ["out"]', 'layers = ["dropout1"]',
      "optimizers[1].layers: layer 'dropout1' has no variables to train"),
 ])

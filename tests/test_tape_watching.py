@@ -15,7 +15,8 @@ def value(t):
 # --- a variable read by any op is watched ---------------------------------------------------------
 NOT_DIFFERENTIABLE = {
     "argmax": (lambda v: fw.argmax(v), "argmax"),
-    "sign": (lambda v: fw.sign(v), "sign"),
+    "argmin": (lambda v: fw.argmin(v), "argmin"),
+    "equal": (lambda v: fw.equal(v, 2.0), "equal"),
     "comparison": (lambda v: v > 1.0, "greater"),
     "cast to int": (lambda v: fw.cast(v, fw.int32), "cast"),
     "stop_gradient": (lambda v: fw.stop_gradient(v), "stop_gradient"),

@@ -23,7 +23,7 @@ import framework as fw
 import layers
 import optimizers
 
-from .data import Dataset
+from .data import DataError, Dataset
 from .fields import Source
 from .optimizer_schema import make_optimizer
 from .schema import make_layer
@@ -152,9 +152,25 @@ def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
     if width != units:
         specs = config["model"]["layers"]
         position = next((i for i in reversed(range(len(specs))) if "units" in specs[i]), None)
+        if position is not None and width is not None:
+            _check_label_range(data, position, width, loss)
         key = "model.layers" if position is None else f"model.layers[{position}].units"
         raise source.error(key, f"expected {units} ({why}; {described} with loss {loss!r}), "
                                 f"got {width}")
+
+
+def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> None:
+    """Integer labels at or past the last layer's width are blamed on the labels first: a label
+    of 200 among digits is a broken label far more often than a wish for 201 classes."""
+    if loss != "sparse_categorical_crossentropy" or data.classes is not None \
+            or data.num_classes <= units:
+        return
+    count = sum(int(np.count_nonzero(y >= units)) for y in (data.y_train, data.y_test))
+    raise DataError(f"{data.labels}: label {data.num_classes - 1} ({count} example"
+                    f"{'s' if count > 1 else ''} with a label of {units} or more) is out of "
+                    f"range for model.layers[{position}].units = {units}, whose class ids are 0 "
+                    f"to {units - 1}; correct the labels, or set model.layers[{position}].units "
+                    f"= {data.num_classes} for {data.num_classes} classes")
 
 
 _DISTANCES = (fw.metrics.MeanSquaredError, fw.metrics.MeanAbsoluteError,

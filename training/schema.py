@@ -32,6 +32,7 @@ TOP_FIELDS = {
     "batch_size": positive_int(),
     "metrics": array_of_strings("an array of metric names", []),
     "output_dir": Field("a folder path (a string)", lambda v: isinstance(v, str) and v != ""),
+    "on_nonfinite": one_of(("stop", "skip", "continue"), "stop"),  # see training/divergence.py
 }
 TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")
 OUTPUT_FIELDS = {

@@ -21,9 +21,11 @@ import numpy as np
 
 from . import backend, host, kernels
 from .ops import cast, erf, exp, expand_dims, gather, one_hot, reduce_sum, sigmoid, tanh
-from .ops.math import floats_only
-from .ops.linalg import matmul_array_vjp, matmul_vjp_a, matmul_vjp_b
-from .ops.reduce import spread
+from .ops.linalg import matmul_array_vjp as _matmul_array_vjp
+from .ops.linalg import matmul_vjp_a as _matmul_vjp_a
+from .ops.linalg import matmul_vjp_b as _matmul_vjp_b
+from .ops.math import floats_only as _floats_only
+from .ops.reduce import spread as _spread
 from .primitive import define, device_error, primitive
 from .tensor import Tensor, convert_to_tensor
 
@@ -61,14 +63,14 @@ def _log_softmax_array(x, axis):
 
 
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)))
-@floats_only
+@_floats_only
 def _softmax(x, axis):
     e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
-@floats_only
+@_floats_only
 def _log_softmax(x, axis):
     return _log_softmax_array(x, axis)
 
@@ -92,7 +94,7 @@ def log_softmax(logits, axis=-1, name=None):
 
 
 @primitive(lambda g, out, x: g * sigmoid(x))
-@floats_only
+@_floats_only
 def softplus(features):
     return np.logaddexp(features, 0).astype(features.dtype, copy=False)
 
@@ -203,7 +205,7 @@ def _sum_batch_array(g, axes):
 
 
 _sum_batch = define("sum_batch", _sum_batch_array,
-                    lambda gg, out, g, axes: spread(gg, g, axes, False),
+                    lambda gg, out, g, axes: _spread(gg, g, axes, False),
                     host_forward=host.sum_batch)
 
 
@@ -273,14 +275,14 @@ def _dense_masked(g, out, relu):
 def _dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
         g = _relu_grad_array(g, out)
-    g_inputs, g_kernel = matmul_array_vjp(g, out, needs, inputs, kernel, False, False)
+    g_inputs, g_kernel = _matmul_array_vjp(g, out, needs, inputs, kernel, False, False)
     return g_inputs, g_kernel, _sum_batch_array(g, _batch_axes(g)) if needs[2] else None
 
 
 @primitive(
-    lambda g, out, x, w, b, relu: matmul_vjp_a(_dense_masked(g, out, relu), out, x, w, False,
+    lambda g, out, x, w, b, relu: _matmul_vjp_a(_dense_masked(g, out, relu), out, x, w, False,
                                                False),
-    lambda g, out, x, w, b, relu: matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
+    lambda g, out, x, w, b, relu: _matmul_vjp_b(_dense_masked(g, out, relu), out, x, w, False,
                                                False),
     lambda g, out, x, w, b, relu: _bias_vjp(_dense_masked(g, out, relu), out, x, b),
     array_vjp=_dense_array_vjp, host_forward=host.dense, host_array_vjp=host.dense_array_vjp)

@@ -45,7 +45,7 @@ def why_unconnected(tape, source, targets):
             return "it is a non-trainable variable, which the tape does not watch on access"
         if isinstance(source, Variable) and tape._watch_accessed:
             return ("no op inside the tape read it (a variable is watched when an op reads it "
-                    "while the tape records)")
+                    "while the tape records; fw.stop_gradient reads it as a constant)")
         return ("the tape never watched it: call tape.watch() on it inside the tape, or use "
                 "a trainable fw.Variable (and watch_accessed_variables=True)")
     reach, path = {id(source)}, []

@@ -2,6 +2,9 @@
 a variable read by any op, a target that is itself a source, batch_jacobian's shape rules, and
 the refusal to give a gradient through a variable updated since the tape read it, on every path.
 """
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,28 +16,30 @@ def value(t):
 
 
 # --- a variable read by any op is watched ---------------------------------------------------------
-NOT_DIFFERENTIABLE = {
-    "argmax": (lambda v: fw.argmax(v), "argmax"),
-    "argmin": (lambda v: fw.argmin(v), "argmin"),
-    "equal": (lambda v: fw.equal(v, 2.0), "equal"),
-    "comparison": (lambda v: v > 1.0, "greater"),
-    "cast to int": (lambda v: fw.cast(v, fw.int32), "cast"),
-    "stop_gradient": (lambda v: fw.stop_gradient(v), "stop_gradient"),
+REFERENCE = json.loads((Path(__file__).parent / "reference" / "arch_reference.json").read_text())
+READS = {
+    "argmax": lambda v: fw.argmax(v),
+    "argmin": lambda v: fw.argmin(v),
+    "comparison": lambda v: v > 1.0,
+    "equal": lambda v: fw.equal(v, 2.0),
+    "cast to int": lambda v: fw.cast(v, fw.int32),
+    "stop_gradient": lambda v: fw.stop_gradient(v),  # TensorFlow's reads it as a constant
 }
+NOT_DIFFERENTIABLE = {"argmax": "argmax", "argmin": "argmin", "comparison": "greater",
+                      "equal": "equal", "cast to int": "cast"}
 
 
-@pytest.mark.parametrize("name", NOT_DIFFERENTIABLE)
-def test_a_variable_read_only_by_an_op_without_gradient_is_watched(name):
-    read, _ = NOT_DIFFERENTIABLE[name]
+@pytest.mark.parametrize("name", READS)
+def test_a_variable_read_by_any_op_is_watched_as_tensorflow(name):
     v = fw.Variable([[1.0, 2.0], [3.0, 0.5]], name="w")
     with fw.GradientTape() as tape:
-        read(v)
-    assert tape.watched_variables() == (v,)
+        READS[name](v)
+    assert len(tape.watched_variables()) == REFERENCE["watched_by_reads"][name]
 
 
 @pytest.mark.parametrize("name", NOT_DIFFERENTIABLE)
 def test_raise_names_the_op_without_gradient(name):
-    read, op = NOT_DIFFERENTIABLE[name]
+    read, op = READS[name], NOT_DIFFERENTIABLE[name]
     v = fw.Variable([[1.0, 2.0], [3.0, 0.5]], name="w")
     with fw.GradientTape() as tape:
         y = fw.reduce_sum(fw.cast(read(v), fw.float32) * 2.0)
@@ -73,11 +78,14 @@ def test_a_variable_not_read_inside_the_tape_is_explained_without_watch_advice()
 
 
 # --- a target that is itself a source ---------------------------------------------------------
+TF = REFERENCE["target_is_source"]
+
+
 def test_the_larger_of_two_variables_by_python_max_has_gradient_one():
     v, w = fw.Variable(2.0), fw.Variable(3.0)
     with fw.GradientTape() as tape:
         y = max([v, w])
-    assert [value(g) for g in tape.gradient(y, [v, w])] == [None, 1.0]
+    assert [value(g) for g in tape.gradient(y, [v, w])] == TF["python_max"]
     assert set(tape.watched_variables()) == {v, w}
 
 
@@ -86,7 +94,7 @@ def test_a_variable_returned_unchanged_has_gradient_ones(persistent):
     v = fw.Variable([2.0, 3.0])
     with fw.GradientTape(persistent=persistent) as tape:
         y = v if True else v * 2.0  # a branch that returns the variable itself
-    assert value(tape.gradient(y, v)) == [1.0, 1.0]
+    assert value(tape.gradient(y, v)) == TF["variable_unchanged"]
 
 
 def test_a_target_among_sources_adds_its_own_seed():
@@ -95,10 +103,11 @@ def test_a_target_among_sources_adds_its_own_seed():
     with fw.GradientTape(persistent=True) as tape:
         tape.watch(x)
         y = x * 2.0
-    assert value(tape.gradient([y, x], x)) == [[3.0, 3.0], [3.0, 3.0]]
-    assert value(tape.gradient(c, c)) == [1.0, 1.0]  # never watched: still 1, as TensorFlow
-    assert value(tape.gradient([c, c], c)) == [2.0, 2.0]
-    assert value(tape.gradient(c, c, output_gradients=fw.constant([5.0, 6.0]))) == [5.0, 6.0]
+    assert value(tape.gradient([y, x], x)) == TF["target_list_with_source"]
+    assert value(tape.gradient(c, c)) == TF["unwatched_constant"]  # never watched: still 1
+    assert value(tape.gradient([c, c], c)) == TF["unwatched_constant_twice"]
+    assert value(tape.gradient(c, c, output_gradients=fw.constant([5.0, 6.0]))) == \
+        TF["with_output_gradients"]
     with fw.GradientTape() as recorded:  # the tensor pass (a tape records it) agrees
         assert value(tape.gradient(x, x)) == [[1.0, 1.0], [1.0, 1.0]]
     del recorded
@@ -109,9 +118,10 @@ def test_the_jacobian_of_a_source_by_itself_is_the_identity():
     m = fw.Variable([[1.0, 2.0], [3.0, 4.0]])
     with fw.GradientTape(persistent=True) as tape:
         pass
-    for options in ({}, {"experimental_use_pfor": False}):
-        assert value(tape.jacobian(v, v, **options)) == [[1.0, 0.0], [0.0, 1.0]]
-    assert value(tape.batch_jacobian(m, m)) == [[[1.0, 0.0], [0.0, 1.0]]] * 2
+    assert value(tape.jacobian(v, v)) == TF["jacobian_of_itself"]
+    assert value(tape.jacobian(v, v, experimental_use_pfor=False)) == \
+        TF["jacobian_of_itself_loop"]
+    assert value(tape.batch_jacobian(m, m)) == TF["batch_jacobian_of_itself"]
 
 
 def test_a_persistent_tape_counts_the_seed_of_a_target_source_once():
@@ -140,6 +150,22 @@ def test_batch_jacobian_refuses_shapes_without_a_shared_batch_axis(target_shape,
     with pytest.raises(ValueError, match=message):
         tape.batch_jacobian(y, x)
     assert value(tape.gradient(y, x)) is not None  # a refused call does not use up the tape
+
+
+@pytest.mark.parametrize("shapes", REFERENCE["batch_jacobian_refusals"])
+def test_batch_jacobian_refuses_what_tensorflow_refuses(shapes):
+    first, second = shapes.split("] [")
+    target_shape, source_shape = tuple(json.loads(first + "]")), tuple(json.loads("[" + second))
+    x = fw.constant(np.ones(source_shape, np.float32))
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        y = fw.reduce_sum(x) * fw.constant(np.ones(target_shape, np.float32))
+    try:
+        tape.batch_jacobian(y, x)
+        refused = None
+    except ValueError as error:
+        refused = type(error).__name__
+    assert refused == REFERENCE["batch_jacobian_refusals"][shapes]
 
 
 # --- updated variables: refused on every path ---------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import as_dtype
 from ..primitive import define, primitive
+from ..tensor import convert_to_tensor, wrap
 
 
 def floats_only(forward):
@@ -112,12 +113,16 @@ sign = define("sign", np.sign, lambda g, out, x: _zeros_of(g))
 
 
 def _zeros_of(g):
-    from ..tensor import wrap
     return wrap(backend.array_module(g._value).zeros(g.shape, g.dtype))
 
 
-# --- not differentiable: these never reach a tape ----------------------------------------------
-stop_gradient = define("stop_gradient", lambda x: x)
+def stop_gradient(input, name=None):  # noqa: A002 - TensorFlow's argument names
+    """``input`` as a constant: a new tensor no tape tracks, so no gradient flows back through
+    it, and (as in TensorFlow) a variable read this way is not watched."""
+    return wrap(convert_to_tensor(input)._value)
+
+
+# --- not differentiable: recorded (a variable they read is watched), with no gradient ----------
 equal = define("equal", operator.eq)
 not_equal = define("not_equal", operator.ne)
 less = define("less", operator.lt)

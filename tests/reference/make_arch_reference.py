@@ -1,0 +1,92 @@
+"""Record TensorFlow's answers at the tape's edges into ``arch_reference.json``.
+
+What ``tests/test_tape_watching.py`` compares with: the gradient of a target that is itself a
+source (a Python ``max`` of variables, a variable returned unchanged, a never-watched constant),
+the Jacobians of a source by itself, which shapes ``batch_jacobian`` refuses, and which reads
+make a variable watched. Run with TensorFlow 2.21 (``/work/tfenv/bin/python``):
+
+    python tests/reference/make_arch_reference.py
+"""
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+
+def value(t):
+    return None if t is None else np.asarray(t).tolist()
+
+
+def target_is_source():
+    v, w = tf.Variable(2.0), tf.Variable(3.0)
+    out = {}
+    with tf.GradientTape() as tape:
+        y = max([v, w])
+    out["python_max"] = [value(g) for g in tape.gradient(y, [v, w])]
+    vec = tf.Variable([2.0, 3.0])
+    with tf.GradientTape() as tape:
+        y = vec
+    out["variable_unchanged"] = value(tape.gradient(y, vec))
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    c = tf.constant([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * 2.0
+    out["target_list_with_source"] = value(tape.gradient([y, x], x))
+    out["unwatched_constant"] = value(tape.gradient(c, c))
+    out["unwatched_constant_twice"] = value(tape.gradient([c, c], c))
+    out["with_output_gradients"] = value(tape.gradient(c, c, output_gradients=tf.constant(
+        [5.0, 6.0])))
+    m = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        pass
+    out["jacobian_of_itself"] = value(tape.jacobian(vec, vec))
+    out["jacobian_of_itself_loop"] = value(tape.jacobian(vec, vec, experimental_use_pfor=False))
+    out["batch_jacobian_of_itself"] = value(tape.batch_jacobian(m, m))
+    return out
+
+
+def batch_jacobian_refusals():
+    out = {}
+    for target_shape, source_shape in [((3, 2), (4, 2)), ((3,), (3, 2)), ((3, 2), (3,)),
+                                       ((3, 2), (3, 2))]:
+        x = tf.ones(source_shape)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(x) * tf.ones(target_shape)
+        try:
+            tape.batch_jacobian(y, x)
+            refused = None
+        except ValueError as error:
+            refused = type(error).__name__
+        out[f"{list(target_shape)} {list(source_shape)}"] = refused
+    return out
+
+
+def watched_by_reads():
+    out = {}
+    reads = {"argmax": tf.argmax, "argmin": tf.argmin, "comparison": lambda v: v > 1.0,
+             "equal": lambda v: tf.equal(v, 2.0), "cast to int": lambda v: tf.cast(v, tf.int32),
+             "stop_gradient": tf.stop_gradient}
+    for name, read in reads.items():
+        v = tf.Variable([[1.0, 2.0], [3.0, 0.5]])
+        with tf.GradientTape() as tape:
+            read(v)
+        out[name] = len(tape.watched_variables())
+    return out
+
+
+def main():
+    record = {"target_is_source": target_is_source(),
+              "batch_jacobian_refusals": batch_jacobian_refusals(),
+              "watched_by_reads": watched_by_reads(),
+              "tensorflow": tf.__version__}
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "arch_reference.json")
+    with open(path, "w") as file:
+        json.dump(record, file, indent=1, sort_keys=True)
+        file.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -11,6 +11,7 @@ from .backend import get_backend, set_backend, to_device as _to_device_array
 from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
 from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
+from .function import Function, TensorSpec, cond, function, while_loop
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
@@ -26,5 +27,5 @@ def to_device(tensor, device):
 __all__ = sorted(set(_ops_all) | {
     "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
-    "float32", "float64", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
+    "float32", "float64", "Function", "function", "TensorSpec", "cond", "while_loop", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
     "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"})

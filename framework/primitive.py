@@ -31,12 +31,14 @@ class Primitive:
     """What the tape keeps of an op: its name, its VJP table (None: not differentiable) and
     its raw first-order VJP, if it has one."""
 
-    __slots__ = ("name", "vjps", "raw_vjp")
+    __slots__ = ("name", "vjps", "raw_vjp", "forward", "saves")
 
-    def __init__(self, name, vjps, raw_vjp=None):
+    def __init__(self, name, vjps, raw_vjp=None, forward=None, saves=False):
         self.name = name
         self.vjps = vjps
         self.raw_vjp = raw_vjp
+        self.forward = forward  # on raw arrays: what fw.function's replay calls
+        self.saves = saves
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -56,8 +58,9 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
     skips the conversions for a wrapper that has done them.
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
-    prim = Primitive(name, table, raw_vjp)
-    differentiable = table is not None
+    prim = Primitive(name, table, raw_vjp, forward, saves)
+    # An op without gradient is kept by no tape, only followed by fw.function's recorder.
+    record_op = record if table is not None else _trace_only
 
     def unary(x, **params):
         try:
@@ -71,8 +74,8 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             raise _op_error(name, (x,), e) from e
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
-            record(prim, (x,), t, params, (value,))
+        if state.recording:
+            record_op(prim, (x,), t, params, (value,))
         return t
 
     def binary(x, y, **params):
@@ -88,8 +91,8 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             raise _op_error(name, (x, y), e) from e
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
-            record(prim, (x, y), t, params, (xv, yv))
+        if state.recording:
+            record_op(prim, (x, y), t, params, (xv, yv))
         return t
 
     def variadic(*args, **params):
@@ -111,8 +114,8 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
             out, saved = out
         t = _new(Tensor)
         t._value = out
-        if state.recording and differentiable:
-            record(prim, args, t, dict(params, saved=saved) if saves else params, values)
+        if state.recording:
+            record_op(prim, args, t, dict(params, saved=saved) if saves else params, values)
         return t
 
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
@@ -179,6 +182,13 @@ def record(prim, args, out, params, values):
         if hit:
             tape._records.append((prim, args, out, params or _NO_PARAMS, values))
             tracked.add(id(out))
+
+
+def _trace_only(prim, args, out, params, values):
+    """A non-differentiable op while tapes record: only a tracing ``fw.function`` wants it."""
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.op(prim, args, out, params)
 
 
 def _operands(name, x, y):

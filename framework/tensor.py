@@ -16,6 +16,7 @@ import numpy as np
 from . import backend
 from .context import note_assign, note_escape, state
 from .dtypes import as_dtype, default_dtype
+from .trace_hooks import replayed
 
 
 class Tensor:
@@ -76,9 +77,13 @@ class Tensor:
     def __index__(self):
         if self._value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        if state.tracer is not None:  # fw.function: the replay checks the value (a guard)
+            return state.tracer.guard(self, int)
         return int(self._value)
 
     def __bool__(self):
+        if state.tracer is not None:  # fw.function: the replay checks the value (a guard)
+            return state.tracer.guard(self, bool)
         return bool(self._value)
 
     def __hash__(self):
@@ -125,6 +130,7 @@ class Variable(Tensor):
     def trainable(self, value):
         self._trainable = bool(value)
 
+    @replayed
     def assign(self, value):
         """Write ``value`` into the variable in place (same shape; cast to its dtype).
 
@@ -145,9 +151,11 @@ class Variable(Tensor):
         that read the old value refuses to differentiate through it, and the recording tapes told."""
         mark_updated((self,))
 
+    @replayed
     def assign_add(self, delta):
         return self.assign(self._value + self._operand(delta))
 
+    @replayed
     def assign_sub(self, delta):
         return self.assign(self._value - self._operand(delta))
 

@@ -23,6 +23,7 @@ import numpy as np
 import framework as fw
 from framework import backend
 from framework.tensor import Tensor, Variable, mark_updated, wrap
+from framework.trace_hooks import replayed
 
 from framework.registry import Registry
 
@@ -162,6 +163,11 @@ class Optimizer:
         the variable, and then nothing has been updated.
         """
         grads, variables = self._checked_pairs(grads_and_vars)
+        return self._apply(grads, variables)
+
+    @replayed  # a traced fw.function runs the update again on each call's gradients
+    def _apply(self, grads, variables):
+        """The update of checked ``variables`` from their gradients' arrays ``grads``."""
         grads = self._clipped(grads)
         learning_rate = self.learning_rate
         iterations = self.iterations

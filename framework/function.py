@@ -161,7 +161,7 @@ class Function:
         for i, (value, spec) in enumerate(zip(given, specs)):
             tensor = value if isinstance(value, Tensor) else convert_to_tensor(value, spec.dtype)
             if not spec.is_compatible_with(tensor):
-                raise ValueError(f"fw.function '{self._name}': argument {i} is a "
+                raise TypeError(f"fw.function '{self._name}': argument {i} is a "
                                  f"{tensor.dtype.name} tensor of shape {tensor.shape}, which "
                                  f"its input_signature {spec} does not accept")
             bound.append(tensor)

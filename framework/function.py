@@ -241,17 +241,41 @@ def _signature(args, kwargs, leaves):
         elif _is_tensor_input(leaf):
             value = _array(leaf)
             parts.append((value.shape, value.dtype))
+        elif cls in _BY_VALUE:
+            parts.append((cls, leaf))
         else:
-            try:
-                hash(leaf)
-                parts.append((cls, leaf))
-            except TypeError:
-                parts.append((cls, id(leaf)))
+            parts.append(_ObjectKey(leaf))
     if kwargs or any(isinstance(a, (list, tuple, dict)) for a in args):
         parts.append(_structure((args, kwargs)))
     else:
         parts.append(len(args))
     return tuple(parts)
+
+
+_BY_VALUE = (int, float, bool, str, bytes, type(None), complex)
+
+
+class _ObjectKey:
+    """An object in a trace key: by identity, held weakly where it can be (a model, a
+    training set-up), so the cache keeps nothing alive; equal only while the object lives."""
+
+    __slots__ = ("ref", "id")
+
+    def __init__(self, obj):
+        self.id = id(obj)
+        try:
+            self.ref = weakref.ref(obj)
+        except TypeError:  # (a tuple, a dict: held, and then compared by identity)
+            self.ref = lambda: obj
+
+    def __hash__(self):
+        return self.id
+
+    def __eq__(self, other):
+        if other.__class__ is not _ObjectKey or self.id != other.id:
+            return False
+        obj = self.ref()
+        return obj is not None and obj is other.ref()
 
 
 def _structure(value):

@@ -361,3 +361,21 @@ def test_nested_results_and_python_values():
     out = f(fw.constant(2.0))
     assert out["double"].numpy() == 4.0 and out["pair"][0].numpy() == 2.0
     assert out["pair"][1] == 7 and out["name"] == "ok"
+
+
+def test_the_runner_compiles_by_default_with_eager_numbers(tmp_path):
+    from tiny_config import tiny_config
+    from training.cli import main
+    config = tmp_path / "tiny.toml"
+    config.write_text(tiny_config())
+    for name, flag in (("compiled", "compile=true"), ("eager", "compile=false")):
+        assert main([str(config), "--no-progress", "--output", str(tmp_path / name),
+                     "--set", flag, "--set", "output.plot=false"]) == 0
+    compiled, eager = ((tmp_path / name / "metrics.jsonl").read_text().splitlines()
+                       for name in ("compiled", "eager"))
+    assert compiled == eager
+    weights = [np.load(tmp_path / name / "checkpoint.npz") for name in ("compiled", "eager")]
+    assert sorted(weights[0].files) == sorted(weights[1].files)
+    for key in weights[0].files:
+        if weights[0][key].dtype.kind in "fiu":  # (not the saved config and paths)
+            np.testing.assert_array_equal(weights[0][key], weights[1][key])

@@ -152,10 +152,13 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
     if note:
         log(note)
     final = None
+    # Traced once, then replayed; MPI's gradient averaging runs eagerly.
+    step_fn = fw.function(train_step) if config["compile"] and fw.distributed.size() == 1 \
+        else train_step
     for epoch in range(epoch + 1, config["epochs"] + 1):
         started = time.perf_counter()
         record, step = _train_epoch(training, data.x_train, y_train, config, epoch, step,
-                                    shuffle_rng, progress, steps_file)
+                                    shuffle_rng, progress, steps_file, step_fn)
         record.update(evaluate(training, data.x_test, y_test))
         extra = {"epoch": epoch, "step": step, "config": config,
                  "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
@@ -180,7 +183,8 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
 
 def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[str, Any],
                  epoch: int, step: int, rng: np.random.Generator, progress: bool,
-                 steps_file: MetricsFile | None) -> tuple[dict[str, Any], int]:
+                 steps_file: MetricsFile | None,
+                 step_fn=train_step) -> tuple[dict[str, Any], int]:
     """One pass over the shuffled training set; the epoch's record and the new step count.
 
     Under MPI each step's loss is the ranks' combined one (a small collective) only where it is
@@ -195,7 +199,7 @@ def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[
         for xb, yb in iterate_batches(x, y, config["batch_size"], rng):
             rates = _learning_rates(training)
             xs, ys = fw.distributed.shard(xb, yb)
-            loss, predictions = train_step(training, xs, ys, len(xb))
+            loss, predictions = step_fn(training, xs, ys, len(xb))
             step += 1
             loss = float(loss)
             _accumulate(totals, training, loss * len(xb) / ranks, ys, predictions.numpy())

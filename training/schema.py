@@ -32,6 +32,7 @@ TOP_FIELDS = {
     "batch_size": positive_int(),
     "metrics": array_of_strings(f"an array of metric names from {', '.join(METRICS)}", []),
     "output_dir": Field("a folder path (a string)", lambda v: isinstance(v, str) and v != ""),
+    "compile": boolean(True),  # each step through fw.function (the same numbers as eager)
 }
 TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")
 OUTPUT_FIELDS = {

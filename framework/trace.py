@@ -174,8 +174,18 @@ class Recorder:
         walk's raw VJPs, sums and additions). Returns its result."""
         result = fn(*values, **(kwarg_values or {}))
         many = isinstance(result, (tuple, list))
-        outs = [None if r is None else self.new_slot(r) for r in (result if many else [result])]
-        self.steps.append(Step("op", fn, refs, kwargs, outs, unpack=many))
+        outs, computed = [], False
+        for r in (result if many else [result]):
+            # A VJP that hands a cotangent back unchanged (an addition's) does so on every
+            # call with the same needs and shapes: its output is that input, with no step.
+            passed = None if r is None else next(
+                (ref for ref, v in zip(refs, values) if v is r and ref[0] in ("s", "c")), None)
+            computed = computed or (r is not None and passed is None)
+            outs.append(None if r is None else passed or self.new_slot(r))
+        if computed:
+            self.steps.append(Step("op", fn, refs, kwargs, [
+                o if o is None or not any(o is ref for ref in refs) else None for o in outs],
+                unpack=many))
         return result, outs if many else outs[0]
 
     def call(self, fn, args, kwargs):

@@ -83,7 +83,13 @@ def _log_softmax_raw(x, axis):
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-@primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)))
+def _softmax_raw_vjp(g, out, needs, x, axis):
+    """The softmax's VJP on arrays, by the tensor VJP's formula (the first-order passes)."""
+    return (out * (g - (g * out).sum(axis=axis, keepdims=True)),)
+
+
+@primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)),
+           raw_vjp=_softmax_raw_vjp)
 def _softmax(x, axis):
     e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -370,19 +376,26 @@ def _dense(inputs, kernel, bias, relu):
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
+    labels, logits, raw, values = checked_sparse_labels(
+        "sparse_softmax_cross_entropy_with_logits", labels, logits)
+    return _sparse_xent.run((labels, logits), (raw, values), _NO_PARAMS)
+
+
+def checked_sparse_labels(name, labels, logits):
+    """Both as tensors and arrays, the labels checked against the classes of ``logits``."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
     raw, values = labels._value, logits._value
     if raw.dtype.kind not in "iu":
-        raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, "
+        raise TypeError(f"{name}: labels must be integers, "
                         f"got {raw.dtype.name}")
     if raw.shape != values.shape[:-1]:
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
+        raise ValueError(f"{name}: labels of shape "
                          f"{labels.shape} do not match logits of shape {logits.shape} "
                          f"(expected labels of shape {logits.shape[:-1]})")
     on_host = raw.__class__ is np.ndarray is values.__class__
     if not on_host and backend.is_device_array(raw) != backend.is_device_array(values):
-        raise device_error("sparse_softmax_cross_entropy_with_logits", (labels, logits))
+        raise device_error(name, (labels, logits))
     # TensorFlow's CPU kernel refuses labels out of range too (a -1 would silently pick the
     # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
     # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
@@ -390,9 +403,9 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
     if (on_host or not backend.is_device_array(raw)) and raw.size and np.maximum.reduce(
             raw.view(_UNSIGNED[raw.itemsize]) if raw.dtype.kind == "i" else raw, None) >= depth:
         bad = raw[(raw < 0) | (raw >= depth)].flat[0]
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
+        raise ValueError(f"{name}: received a label value of "
                          f"{bad} which is outside the valid range of [0, {depth})")
-    return _sparse_xent.run((labels, logits), (raw, values), _NO_PARAMS)
+    return labels, logits, raw, values
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}

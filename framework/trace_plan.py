@@ -17,6 +17,8 @@ is dropped is freed: the replay then raises ``Stale`` and the function traces ag
 """
 import itertools
 
+import numpy as np
+
 from . import random as fw_random
 from .tensor import Tensor, wrap
 
@@ -32,7 +34,8 @@ class Stale(Exception):
 def build(rec, outputs):
     """The replay function for recorder ``rec`` whose function returned ``outputs`` (refs,
     ("pyout", value) for Python values, or ("var", k) for variables)."""
-    steps = _live(rec.steps, outputs)
+    steps, outputs = _shared(rec, rec.steps, outputs)
+    steps = _live(steps, outputs)
     steps = _guards_first(steps)
     return _compile(rec, steps, outputs)
 
@@ -87,6 +90,67 @@ def _live(steps, outputs):
             need.update(_reads(step))
     kept.reverse()
     return kept
+
+
+def _shared(rec, steps, outputs):
+    """One step for several that call the same raw function on the same values (a second
+    ``gradient`` of a persistent tape repeats the first walk's start): the later ones' results
+    are the first's. Raw functions write into none of their inputs, so sharing is safe."""
+    seen, alias, kept = {}, {}, []
+    for step in steps:
+        if alias:
+            step.args = [_renamed(r, alias) for r in step.args]
+            step.kwargs = {k: _renamed(r, alias) for k, r in step.kwargs.items()}
+        key = _step_key(rec, step) if step.kind == "op" else None
+        first = seen.get(key) if key is not None else None
+        if first is None:
+            if key is not None:
+                seen[key] = step
+            kept.append(step)
+            continue
+        for mine, theirs in zip(step.outs, first.outs):
+            if mine is not None:
+                if theirs is None:  # (the first ignored this output: keep the step after all)
+                    break
+                alias[mine] = theirs
+        else:
+            continue
+        kept.append(step)
+    return kept, [_renamed(r, alias) for r in outputs]
+
+
+def _step_key(rec, step):
+    """What makes two op steps the same call: the function, and each argument's slot or
+    variable, or a constant's value (an array constant by identity); None if not hashable."""
+    parts = [step.fn, len(step.outs)]
+    for name, r in [(None, a) for a in step.args] + list(step.kwargs.items()):
+        if r[0] == "c":
+            value = rec.constants[r[1]]
+            if not isinstance(value, (np.ndarray, np.generic)) and not _on_device(value):
+                r = ("c", type(value), value)
+            elif value.__class__ is np.ndarray and value.size <= 16:  # (a seed of ones)
+                r = ("c", value.dtype.str, value.shape, value.tobytes())
+            else:
+                r = ("c", id(value))
+        parts.append((name, r))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _renamed(ref, alias):
+    if ref[0] == "s":
+        return alias.get(ref, ref)
+    if ref[0] == "tensor":
+        return ("tensor", _renamed(ref[1], alias))
+    if ref[0] == "seq":
+        return ("seq", ref[1], [_renamed(r, alias) for r in ref[2]])
+    if ref[0] == "map":
+        return ("map", {k: _renamed(r, alias) for k, r in ref[1].items()})
+    return ref
 
 
 def _as_step(ref):
@@ -244,3 +308,7 @@ def _var_indices(step):
 
 def _obj_indices(step):
     return [r[1] for r in _walk(step) if r[0] == "obj"]
+
+
+def _on_device(value):
+    return hasattr(value, "__cuda_array_interface__")

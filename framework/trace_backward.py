@@ -10,6 +10,7 @@ raw VJP is pulled back with its tensor VJPs, whose ops the recorder follows as u
 import operator
 
 from . import backend, nest
+from .tape import _fit_raw, _ones_like as _tape_ones
 from .tensor import Tensor, wrap
 
 
@@ -52,10 +53,8 @@ def backward(rec, records, tracked, target, sources, output_gradients):
             if ga is None:
                 continue
             shape = a._value.shape
-            if ga[1].shape != shape:
-                axes = _broadcast_axes(ga[1].shape, shape)
-                value, ref = rec.raw_step(_sum_to, [ga[0]], [ga[1]], _kw(rec, axes, shape),
-                                          {"axes": axes, "shape": shape})
+            if ga[1].shape != shape:  # the tape's own sum back to the input's shape
+                value, ref = rec.raw_step(_fit_raw, [ga[0], rec.constant(shape)], [ga[1], shape])
                 ga = (ref, value)
             _accumulate(rec, cot, id(a), ga)
     return [None if (e := cot.get(id(s))) is None or id(s) not in source_ids else e[0]
@@ -101,25 +100,5 @@ def _const(rec, array):
     return rec.constant(array), array
 
 
-def _kw(rec, axes, shape):
-    return {"axes": rec.constant(axes), "shape": rec.constant(shape)}
-
-
-def _sum_to(g, axes, shape):
-    """The tape's sum of a broadcast cotangent back to its input's shape, on arrays."""
-    return g.sum(axis=axes).reshape(shape)
-
-
-def _broadcast_axes(gshape, shape):
-    extra = len(gshape) - len(shape)
-    return tuple(range(extra)) + tuple(
-        extra + i for i, d in enumerate(shape) if d == 1 and gshape[extra + i] != 1)
-
-
 def _ones_like(value):
-    xp = backend.array_module(value)
-    if value.ndim:
-        ones = xp.empty(value.shape, dtype=value.dtype)
-        ones.fill(1)
-        return ones
-    return xp.array(1, dtype=value.dtype)
+    return _tape_ones(value, True)

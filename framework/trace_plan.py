@@ -42,34 +42,11 @@ def build(rec, outputs):
 
 def _reads(step):
     """The slot numbers a step reads."""
-    out = []
-    stack = list(step.args) + list(step.kwargs.values())
-    while stack:
-        r = stack.pop()
-        if r[0] == "s":
-            out.append(r[1])
-        elif r[0] == "tensor":
-            stack.append(r[1])
-        elif r[0] == "seq":
-            stack.extend(r[2])
-        elif r[0] == "map":
-            stack.extend(r[1].values())
-    return out
+    return [r[1] for r in _walk(step) if r[0] == "s"]
 
 
 def _reads_variables(step):
-    stack = list(step.args) + list(step.kwargs.values())
-    while stack:
-        r = stack.pop()
-        if r[0] in ("v", "var"):
-            return True
-        if r[0] == "tensor":
-            stack.append(r[1])
-        elif r[0] == "seq":
-            stack.extend(r[2])
-        elif r[0] == "map":
-            stack.extend(r[1].values())
-    return False
+    return any(r[0] in ("v", "var") for r in _walk(step))
 
 
 def _draws(step):

@@ -427,3 +427,21 @@ def test_probability_crossentropy_names_a_bad_label():
     with pytest.raises(ValueError, match="sparse_categorical_crossentropy: received a label "
                                          "value of 3"):
         fw.losses.sparse_categorical_crossentropy([3], fw.constant([[0.5, 0.5]]))
+
+
+def test_gradients_of_broadcasts_with_output_gradients_and_unconnected_sources():
+    def f(x, b, seed):
+        with fw.GradientTape() as tape:
+            tape.watch([x, b])
+            y = x * b + b
+        unused = fw.constant(1.0)
+        return tape.gradient(y, [x, b, unused], output_gradients=seed,
+                             unconnected_gradients="zero")
+
+    traced = fw.function(f)
+    for k in range(3):
+        args = (fw.constant(np.arange(6.0).reshape(2, 3) + k), fw.constant([2.0 + k]),
+                fw.constant(np.full((2, 3), 0.5 * k)))
+        for a, b in zip(traced(*args), f(*args)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert traced.experimental_get_tracing_count() == 1

@@ -440,8 +440,8 @@ def test_gradients_of_broadcasts_with_output_gradients_and_unconnected_sources()
 
     traced = fw.function(f)
     for k in range(3):
-        args = (fw.constant(np.arange(6.0).reshape(2, 3) + k), fw.constant([2.0 + k]),
-                fw.constant(np.full((2, 3), 0.5 * k)))
+        args = (fw.constant(np.arange(6.0).reshape(2, 3) + k, fw.float32), fw.constant([2.0 + k]),
+                fw.constant(np.full((2, 3), 0.5 * k), fw.float32))
         for a, b in zip(traced(*args), f(*args)):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert traced.experimental_get_tracing_count() == 1

@@ -191,6 +191,9 @@ class Recorder:
     def call(self, fn, args, kwargs):
         """A replayed framework function (``trace_hooks.replayed``): run it now with the
         recorder paused, and record a step that calls it again on each replay."""
+        # An iterator (zip(grads, variables)) is read once: the call and the replay get a list.
+        args = [list(a) if hasattr(a, "__next__") else a for a in args]
+        kwargs = {k: list(v) if hasattr(v, "__next__") else v for k, v in kwargs.items()}
         refs = [self._call_ref(a) for a in args]
         kwrefs = {k: self._call_ref(v) for k, v in kwargs.items()}
         with self.paused():

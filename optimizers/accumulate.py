@@ -6,6 +6,7 @@ mean over the batch (as Keras's reductions are), the mean of the micro-batch gra
 gradient of the whole batch, so the step equals one step on the combined batch.
 """
 from framework.tensor import Tensor, Variable, wrap
+from framework.trace_hooks import replayed
 
 
 class GradientAccumulator:
@@ -21,6 +22,7 @@ class GradientAccumulator:
         self.steps = 0  # micro-batches accumulated since the last apply
         self._sums = {}  # variable -> summed gradient array (None while only None was seen)
 
+    @replayed  # (a traced fw.function adds each call's gradients)
     def accumulate(self, grads_and_vars):
         """Add one micro-batch's gradients; all pairs are checked before any sum changes."""
         pairs = []
@@ -45,6 +47,7 @@ class GradientAccumulator:
                 total += raw
         self.steps += 1
 
+    @replayed
     def apply_gradients(self):
         """One optimizer step with the accumulated gradients; returns its ``iterations``.
 

@@ -445,3 +445,29 @@ def test_gradients_of_broadcasts_with_output_gradients_and_unconnected_sources()
         for a, b in zip(traced(*args), f(*args)):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert traced.experimental_get_tracing_count() == 1
+
+
+def test_gradient_accumulation_inside():
+    from optimizers.accumulate import GradientAccumulator
+
+    def run(compiled):
+        var = fw.Variable([1.0, -2.0])
+        accumulator = GradientAccumulator(SGD(0.1))
+
+        def micro(x):
+            with fw.GradientTape() as tape:
+                loss = fw.reduce_sum(var * var * x)
+            accumulator.accumulate(zip([tape.gradient(loss, var)], [var]))
+
+        def apply():
+            accumulator.apply_gradients()
+
+        micro_fn, apply_fn = (fw.function(micro), fw.function(apply)) if compiled else (micro,
+                                                                                       apply)
+        for step in range(3):
+            for k in range(2):
+                micro_fn(fw.constant(float(step + k)))
+            apply_fn()
+        return var.numpy()
+
+    np.testing.assert_array_equal(run(True), run(False))

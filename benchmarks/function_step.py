@@ -197,8 +197,7 @@ def worker(impl, case, seconds):
 
 def run_worker(impl, case, seconds):
     env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2",
-               JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_cpu_multi_thread_eigen=false "
-               "intra_op_parallelism_threads=2")
+               JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
     out = subprocess.run([sys.executable, __file__, "--worker", impl, "--case", case,
                           "--seconds", str(seconds)], capture_output=True, text=True, env=env)
     if out.returncode:

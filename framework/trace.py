@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import backend, nest
+from . import nest
 from .context import state
 from .tensor import Tensor, Variable, wrap
 
@@ -311,12 +311,6 @@ def user_line():
     if frame is None:
         return "<unknown>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def host_equal(a, b):
-    """Whether two arrays hold the same numbers (NaN equal to NaN), on any device."""
-    a, b = backend.to_host(a), backend.to_host(b)
-    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
 
 __all__ = ["Recorder", "Step", "TraceError", "user_line", "wrap"]

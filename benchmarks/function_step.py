@@ -1,34 +1,40 @@
 """fw.function against eager, NumPy by hand and JAX ``jit``, in paired rounds.
 
-Cases (float32, 2 BLAS threads, each implementation in its own process):
+Cases (float32, 2 BLAS threads):
 - ``small``, ``small-2opt``, ``large``: the training steps of ``mlp_step.py`` (the seed's MLP
   on digits' shapes with Adam; its two-optimizer variant with a persistent tape; 784-1024-1024-10
   at batch 256).
 - ``chain``: 400 tiny elementwise ops on 16 values, forward and backward (``tape_overhead.py``'s
   chain); the figure is per op.
 - ``jacobian``: the 100x100 Jacobian of ``tanh(W @ x)`` (vectorised rows).
-- ``seed-spelling``: the layer-wise example as the tutorials write it, eager: ``fw.nn.softmax``
-  in the model, then ``sparse_categorical_crossentropy`` on the probabilities.
+- ``seed-spelling``: the layer-wise example as the tutorials write it: ``fw.nn.softmax`` in the
+  model, then ``sparse_categorical_crossentropy`` on the probabilities (eager beside the fused
+  logits loss, and under ``fw.function``).
 
 Implementations: ``numpy`` (by hand, the floor), ``eager`` (the framework as a user writes it),
 ``function`` (the same under ``fw.function``), ``jax`` (``jax.jit`` of the same step with Adam by
-hand, when JAX is installed). Rounds run one process per implementation in a rotating order, and
-"vs NumPy" is the median over rounds of each round's ratio, the lowest and highest beside it.
+hand, when JAX is installed). On a shared machine a process's speed drifts from second to
+second, so all of a case's implementations run in one process, in paired rounds: each round
+times a short burst of each in a rotating order, and "vs NumPy" is the median over rounds of
+each round's ratio, the lowest and highest round's beside it.
 
     python benchmarks/function_step.py
-    python benchmarks/function_step.py --case small --runs 7
+    python benchmarks/function_step.py --case small --rounds 41
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from benchmarks import mlp_step, tape_overhead  # noqa: E402
-from benchmarks.common import measure, table  # noqa: E402
+from benchmarks.common import limit_threads, table  # noqa: E402
+
+limit_threads()  # 2 BLAS threads, before NumPy loads
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
 CASES = ("small", "small-2opt", "large", "chain", "jacobian", "seed-spelling")
 IMPLS = ("numpy", "eager", "function", "jax")
@@ -187,64 +193,68 @@ def make(impl, case):
     return step
 
 
-def worker(impl, case, seconds):
-    fn = make(impl, case)
+def calibrate(fn, seconds):
+    """How many calls of ``fn`` take about ``seconds`` (after a warm-up)."""
     for _ in range(3):
-        fn()  # warm-up: the trace, JAX's compilation, caches
-    median, _, _ = measure(fn, repeats=7, min_time=seconds)
-    return {"s": median}
+        fn()  # the trace, JAX's compilation, caches
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if time.perf_counter() - start >= seconds or calls >= 1 << 16:
+            return calls
+        calls *= 2
 
 
-def run_worker(impl, case, seconds):
-    env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2",
-               JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
-    out = subprocess.run([sys.executable, __file__, "--worker", impl, "--case", case,
-                          "--seconds", str(seconds)], capture_output=True, text=True, env=env)
-    if out.returncode:
-        lines = out.stderr.strip().splitlines()
-        return None, lines[-1] if lines else "failed"
-    return json.loads(out.stdout.strip().splitlines()[-1])["s"], None
+def interleaved(fns, rounds, seconds):
+    """Per implementation, the seconds per call of each round: every round times a burst of
+    each implementation in turn (a rotating order), so a round's ratios share its load."""
+    calls = {name: calibrate(fn, seconds) for name, fn in fns.items()}
+    names, times = list(fns), {name: [] for name in fns}
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn, n = fns[name], calls[name]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[name].append((time.perf_counter() - start) / n)
+    return times
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=CASES, action="append")
     parser.add_argument("--impl", choices=IMPLS, action="append")
-    parser.add_argument("--runs", type=int, default=5, help="rounds: processes per implementation")
-    parser.add_argument("--seconds", type=float, default=1.0, help="timed seconds per process")
-    parser.add_argument("--worker", choices=IMPLS, help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=21, help="paired rounds per case")
+    parser.add_argument("--seconds", type=float, default=0.05, help="seconds per burst")
     args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(worker(args.worker, args.case[0], args.seconds)))
-        return
     names = args.impl or list(IMPLS)
     if "numpy" not in names:
         names = ["numpy"] + names
     for case in args.case or CASES:
-        impls = [n for n in names if not (case == "seed-spelling" and n == "function")]
-        runs = {impl: [] for impl in impls}
-        for round_ in range(args.runs):
-            shift = round_ % len(impls)
-            for impl in impls[shift:] + impls[:shift]:
-                runs[impl].append(run_worker(impl, case, args.seconds))
+        fns, missing = {}, {}
+        for impl in names:
+            try:
+                fns[impl] = make(impl, case)
+            except ImportError as e:
+                missing[impl] = str(e)
+        if case == "seed-spelling":  # beside it, the step with the fused logits loss
+            fns["eager, logits loss"] = make("eager", "small")
+        times = interleaved(fns, args.rounds, args.seconds)
         per = tape_overhead.OPS if case == "chain" else 1
         unit = "us per op" if case == "chain" else "ms per step"
-        scale = 1e6 if case == "chain" else 1e3
-        base = [t for t, _ in runs["numpy"]]
+        scale = (1e6 if case == "chain" else 1e3) / per
         rows = []
-        for impl, done in runs.items():
-            errors = [e for _, e in done if e]
-            if errors:
-                rows.append([impl, "unavailable: " + errors[0][:70], ""])
-                continue
-            times = [t for t, _ in done]
-            ratios = [a / b for a, b in zip(times, base)]
-            med = statistics.median(times) / per * scale
-            rows.append([impl, f"{med:.3f} ({min(times) / per * scale:.3f}-"
-                               f"{max(times) / per * scale:.3f})",
+        for impl, done in times.items():
+            ratios = [a / b for a, b in zip(done, times["numpy"])]
+            rows.append([impl, f"{statistics.median(done) * scale:.3f} ({min(done) * scale:.3f}-"
+                               f"{max(done) * scale:.3f})",
                          f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
                          f"{max(ratios):.2f})"])
-        print(f"\n{case}: {args.runs} rounds, one process per implementation each\n")
+        rows += [[impl, "unavailable: " + why[:60], ""] for impl, why in missing.items()]
+        print(f"\n{case}: {args.rounds} paired rounds in one process\n")
         table(["implementation", f"{unit} (min-max)", "vs NumPy (min-max of rounds)"], rows)
         sys.stdout.flush()
 

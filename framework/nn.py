@@ -84,15 +84,49 @@ def _log_softmax_raw(x, axis):
 
 
 def _softmax_raw_vjp(g, out, needs, x, axis):
-    """The softmax's VJP on arrays, by the tensor VJP's formula (the first-order passes)."""
-    return (out * (g - (g * out).sum(axis=axis, keepdims=True)),)
+    """The softmax's VJP on arrays, by the tensor VJP's formula (the first-order passes),
+    in one scratch array; a host batch of rows of a few classes sums its rows as a product
+    with ones (BLAS), which beats NumPy's reduction along a short axis."""
+    grad = g * out
+    if _few_classes(grad, axis):
+        total = (grad @ _ones(grad.shape[1], grad.dtype))[:, None]
+    else:
+        total = grad.sum(axis=axis, keepdims=True)
+    backend.array_module(g).subtract(g, total, out=grad)
+    grad *= out
+    return (grad,)
 
 
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)),
            raw_vjp=_softmax_raw_vjp)
 def _softmax(x, axis):
-    e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    """A host batch of rows of a few classes is worked out classes first, as the
+    cross-entropy is (see ``_sparse_xent``)."""
+    if _few_classes(x, axis):
+        e = x.T.copy()
+        e -= np.maximum.reduce(e, 0)
+        np.exp(e, out=e)
+        e /= np.add.reduce(e, 0)
+        return np.ascontiguousarray(e.T)
+    xp = backend.array_module(x)
+    e = x - x.max(axis=axis, keepdims=True)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def _few_classes(x, axis):
+    return x.__class__ is np.ndarray and x.ndim == 2 and axis in (-1, 1) \
+        and x.shape[1] <= _FEW_CLASSES
+
+
+def _ones(n, dtype):
+    """A kept vector of ones (row sums as products)."""
+    key = ("ones", n, dtype)
+    ones = _kept.get(key)
+    if ones is None:
+        ones = _keep(key, np.ones(n, dtype))
+    return ones
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))

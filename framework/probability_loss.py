@@ -1,42 +1,59 @@
-"""Keras's sparse cross-entropy on probabilities as one op: clip, log, then the fused kernel.
+"""Keras's sparse cross-entropy on probabilities as one op, with a raw VJP.
 
 ``losses.sparse_categorical_crossentropy(y, p)`` on a softmax's output (the seed tutorials'
-spelling) computes ``-log_softmax(log(clip(p, eps, 1 - eps)))[label]``: the clip keeps a
+spelling) is Keras's ``-log_softmax(log(clip(p, eps, 1 - eps)))[label]``: the clip keeps a
 confident wrong prediction finite, the log-softmax renormalises rows that do not sum to one.
-As four ops that is four records and four VJPs per step; as this one primitive the forward runs
-the very same kernels in the same order (the same numbers), and its raw VJP is the four VJPs'
-arithmetic in one call: the cross-entropy's ``softmax - one_hot``, divided by the clipped
-probabilities, times the clip's masks.
+With ``c = clip(p)`` that is ``log(sum(c)) - log(c[label])`` exactly (``exp(log c) = c``), which
+needs no shift (``c`` lies in [eps, 1]) and no exponential, and whose derivative is
+``1 / sum(c) - one_hot / c[label]``, zero where the clip is active. As four ops (clip, log,
+cross-entropy) it cost four records and four VJPs per step; as this one primitive, one each.
 """
-from .nn import _sparse_xent, _sparse_xent_grad, _xent_raw_vjp, checked_sparse_labels
-from .ops import cast, clip_by_value, log
-from .primitive import _NO_PARAMS, primitive
+import numpy as np
+
 from . import backend
+from .nn import _label_positions, checked_sparse_labels
+from .ops import cast, clip_by_value, log, one_hot, reduce_sum
+from .primitive import _NO_PARAMS, primitive
 
 EPSILON = 1e-7  # Keras's backend.epsilon()
 
 
 def _bounds(dtype):
-    return dtype.type(EPSILON), dtype.type(1 - EPSILON)
+    """The clip's bounds in ``dtype`` (kept: every step asks)."""
+    bounds = _BOUNDS.get(dtype)
+    if bounds is None:
+        bounds = _BOUNDS[dtype] = (dtype.type(EPSILON), dtype.type(1 - EPSILON))
+    return bounds
+
+
+_BOUNDS = {}
 
 
 def _raw_vjp(g, out, needs, labels, probabilities, saved):
-    clipped, logits, xent_saved = saved
-    _, grad = _xent_raw_vjp(g, out, (False, True), labels, logits, xent_saved)
-    low, high = _bounds(probabilities.dtype)
-    grad /= clipped  # log's VJP (in place: the cross-entropy's VJP made this array)
-    if probabilities.min() < low or probabilities.max() > high:  # (else the masks are ones)
-        grad = grad * (probabilities <= high).astype(grad.dtype)  # the upper clip's
-        grad = grad * (probabilities >= low).astype(grad.dtype)  # the lower clip's
+    clipped, totals, picked, positions, inside = saved
+    xp = backend.array_module(clipped)
+    grad = xp.empty_like(clipped)
+    grad[...] = (g / totals)[..., None]
+    flat, update = grad.reshape(-1), (g / picked).reshape(-1)
+    if flat.__class__ is np.ndarray:
+        np.subtract.at(flat, positions, update)
+    else:
+        flat[positions] -= update
+    if not inside:  # the clip's derivative: zero where it is active
+        low, high = _bounds(clipped.dtype)
+        grad *= ((probabilities >= low) & (probabilities <= high)).astype(grad.dtype)
     return None, grad
 
 
 def _vjp(g, out, labels, probabilities, saved):
     """The same derivative in differentiable ops, for higher orders."""
     clipped = clip_by_value(probabilities, EPSILON, 1 - EPSILON)
-    grad = _sparse_xent_grad(g, labels, log(clipped)) / clipped
     dtype = probabilities.dtype
-    return grad * cast(probabilities <= 1 - EPSILON, dtype) * cast(probabilities >= EPSILON, dtype)
+    hot = one_hot(labels, probabilities.shape[-1], dtype=dtype)
+    g = g[..., None]
+    grad = g / reduce_sum(clipped, axis=-1, keepdims=True) - g * hot / clipped
+    return grad * cast(probabilities <= 1 - EPSILON, dtype) * cast(probabilities >= EPSILON,
+                                                                   dtype)
 
 
 @primitive(None, _vjp, raw_vjp=_raw_vjp, saves=True)
@@ -45,9 +62,14 @@ def _probability_xent(labels, probabilities):
     low, high = _bounds(probabilities.dtype)
     clipped = xp.maximum(probabilities, low)
     xp.minimum(clipped, high, out=clipped)
-    logits = xp.log(clipped)
-    loss, saved = _sparse_xent.primitive.forward(labels, logits)
-    return loss, (clipped, logits, saved)
+    totals = clipped.sum(axis=-1)
+    positions = _label_positions(clipped, labels, xp)
+    picked = clipped.reshape(-1)[positions].reshape(totals.shape)
+    loss = xp.log(totals / picked)
+    # Whether the clip left every value as it was (then its masks are ones); on the GPU the
+    # check would wait for the device, so there the masks are always applied.
+    inside = xp is np and low <= probabilities.min() and probabilities.max() <= high
+    return loss, (clipped, totals, picked, positions, inside)
 
 
 def sparse_crossentropy_of_probabilities(labels, probabilities):

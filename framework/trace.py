@@ -24,7 +24,7 @@ import numpy as np
 
 from . import nest
 from .context import state
-from .tensor import Tensor, Variable, wrap
+from .tensor import Tensor, Variable
 
 _PACKAGES = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + name
                   + os.sep for name in ("framework", "layers", "optimizers"))
@@ -313,4 +313,4 @@ def user_line():
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-__all__ = ["Recorder", "Step", "TraceError", "user_line", "wrap"]
+__all__ = ["Recorder", "Step", "TraceError", "user_line"]

@@ -134,28 +134,24 @@ class Function:
         if self.input_signature is not None:
             args = self._bind_signature(args, kwargs)
             kwargs = {}
-        for arg in args:  # the usual call: tensors only (or nothing): key and arrays at once
-            if arg.__class__ is not Tensor or kwargs:
-                break
-        else:
+        if not kwargs and _all_tensors(args):  # the usual call: key and arrays at once
             inputs = [arg._value for arg in args]
             key = tuple([(value.shape, value.dtype) for value in inputs])
             key += (len(args),)
-            for replay, unpack in self._plans.get(key, ()):
-                try:
-                    return unpack(replay(*inputs))
-                except (Mismatch, Stale):
-                    continue
-            return self._trace(key, args, kwargs, list(args))
-        leaves = nest.flatten((args, kwargs)) if kwargs else nest.flatten(args)
-        key = _signature(args, kwargs, leaves)
-        inputs = [_array(leaf) for leaf in leaves if _is_tensor_input(leaf)]
-        for replay, unpack in self._plans.get(key, ()):
+            leaves = None
+        else:
+            leaves = nest.flatten((args, kwargs)) if kwargs else nest.flatten(args)
+            key = _signature(args, kwargs, leaves)
+            inputs = [_array(leaf) for leaf in leaves if _is_tensor_input(leaf)]
+        for plan in self._plans.get(key, ()):
             try:
-                return unpack(replay(*inputs))
-            except (Mismatch, Stale):
+                return plan[1](plan[0](*inputs))
+            except Mismatch:  # another branch: the next plan, or a new trace
                 continue
-        return self._trace(key, args, kwargs, leaves)
+            except Stale:  # its model is gone: never again
+                self._plans[key].remove(plan)
+                break
+        return self._trace(key, args, kwargs, list(args) if leaves is None else leaves)
 
     def _bind_signature(self, args, kwargs):
         if kwargs:
@@ -172,8 +168,8 @@ class Function:
             tensor = value if isinstance(value, Tensor) else convert_to_tensor(value, spec.dtype)
             if not spec.is_compatible_with(tensor):
                 raise TypeError(f"fw.function '{self._name}': argument {i} is a "
-                                 f"{tensor.dtype.name} tensor of shape {tensor.shape}, which "
-                                 f"its input_signature {spec} does not accept")
+                                f"{tensor.dtype.name} tensor of shape {tensor.shape}, which "
+                                f"its input_signature {spec} does not accept")
             bound.append(tensor)
         return tuple(args[:offset]) + tuple(bound)
 
@@ -222,6 +218,13 @@ class Function:
 
     def __repr__(self):
         return f"<fw.function {self._name}>"
+
+
+def _all_tensors(args):
+    for arg in args:
+        if arg.__class__ is not Tensor:
+            return False
+    return True
 
 
 def _is_tensor_input(leaf):

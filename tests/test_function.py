@@ -475,3 +475,13 @@ def test_gradient_accumulation_inside():
         return var.numpy()
 
     np.testing.assert_array_equal(run(True), run(False))
+
+
+def test_a_plan_whose_variable_is_gone_traces_again():
+    holder = {"scale": fw.Variable(2.0)}
+    f = fw.function(lambda x: x * holder["scale"])
+    assert f(fw.constant(3.0)).numpy() == 6.0
+    holder["scale"] = fw.Variable(5.0)  # the first variable is freed
+    gc.collect()
+    assert f(fw.constant(3.0)).numpy() == 15.0
+    assert f.experimental_get_tracing_count() == 2

@@ -100,9 +100,17 @@ def _softmax_raw_vjp(g, out, needs, x, axis):
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)),
            raw_vjp=_softmax_raw_vjp)
 def _softmax(x, axis):
-    """A host batch of rows of a few classes is worked out classes first, as the
+    """On a host batch of rows of a few classes NumPy reduces each short row on its own: when
+    no value is large enough for ``exp`` to overflow (nor small enough to underflow), the
+    shift by the row's maximum is left out (softmax does not depend on it) and rows are summed
+    as a product with ones; otherwise the batch is worked out classes first, as the
     cross-entropy is (see ``_sparse_xent``)."""
     if _few_classes(x, axis):
+        bound = _exp_bound(x.dtype)
+        if -bound < np.minimum.reduce(x, None) and np.maximum.reduce(x, None) < bound:
+            e = np.exp(x)
+            e /= (e @ _ones(e.shape[1], e.dtype))[:, None]
+            return e
         e = x.T.copy()
         e -= np.maximum.reduce(e, 0)
         np.exp(e, out=e)
@@ -113,6 +121,20 @@ def _softmax(x, axis):
     xp.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
+
+
+def _exp_bound(dtype):
+    """A bound on |x| within which ``exp(x)`` of a row of up to ``_FEW_CLASSES`` values sums
+    to a finite, normal number in ``dtype``."""
+    bound = _EXP_BOUNDS.get(dtype)
+    if bound is None:
+        info = np.finfo(dtype)
+        bound = _EXP_BOUNDS[dtype] = dtype.type(
+            min(math.log(float(info.max) / (2 * _FEW_CLASSES)), -math.log(float(info.tiny))) - 1)
+    return bound
+
+
+_EXP_BOUNDS = {}
 
 
 def _few_classes(x, axis):
@@ -144,6 +166,8 @@ def _from_end(axis, logits):
 
 def softmax(logits, axis=-1):
     """exp(logits) normalised along ``axis``, computed without overflow."""
+    if axis == -1 and logits.__class__ is Tensor and logits._value.ndim:  # (a model's output)
+        return _softmax(logits, axis=-1)
     return _softmax(logits, axis=_from_end(axis, logits))
 
 

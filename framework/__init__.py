@@ -4,14 +4,19 @@ The pieces, bottom up: ``tensor`` (Tensor, Variable), ``primitive`` (how an op r
 recorded), ``ops`` and ``nn`` (every op, forward and VJP side by side), ``tape``
 (GradientTape and the backward walk), ``backend`` (NumPy or CuPy), ``distributed``
 (data-parallel training over MPI; mpi4py is imported only when launched under MPI), ``losses``
-(Keras's loss functions).
+and ``metrics`` (Keras's losses and metrics), ``indexed_slices`` and ``clip`` (sparse
+gradients, clipping by norm), ``data`` (input pipelines, tf.data's), ``train`` (checkpoints,
+tf.train's, over one atomic file format in ``checkpoint_file``).
 """
-from . import backend, distributed, losses, nn, random, test
+from . import backend, data, distributed, losses, metrics, nn, random, test, train
+from .clip import clip_by_global_norm, clip_by_norm
+from .indexed_slices import IndexedSlices
 from .backend import get_backend, set_backend, to_device as _to_device_array
 from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
 from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
 from .function import Function, TensorSpec, cond, function, while_loop
+from .module import Module
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
@@ -25,7 +30,10 @@ def to_device(tensor, device):
 
 
 __all__ = sorted(set(_ops_all) | {
-    "GradientTape", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend", "bool",
+    "IndexedSlices", "clip_by_global_norm", "clip_by_norm", "data", "train",
+    "GradientTape", "Module", "Tensor", "UnconnectedGradients", "Variable", "as_dtype", "backend",
+    "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
-    "float32", "float64", "Function", "function", "TensorSpec", "cond", "while_loop", "get_backend", "int32", "int64", "losses", "nn", "ones", "ones_like",
-    "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"})
+    "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
+    "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like",
+    "Function", "TensorSpec", "cond", "function", "while_loop"})

@@ -35,7 +35,7 @@ import numpy as np
 from . import backend, nest
 from .dtypes import is_floating
 from .tape import UnconnectedGradients
-from .tensor import Tensor, Variable, wrap
+from .tensor import Tensor, Variable, convert_to_tensor, wrap
 
 # Set by mpiexec/mpirun of MPICH, Intel MPI, Open MPI, and by PMIx launchers such as srun.
 _LAUNCH_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
@@ -207,7 +207,8 @@ class DistributedGradientTape:
         grads = self._tape.gradient(target, sources, output_gradients, unconnected_gradients)
         if _world() is None:
             return grads
-        flat_s, flat_g = nest.flatten(sources), nest.flatten(grads)
+        flat_s = nest.flatten(sources)  # (an IndexedSlices is averaged dense)
+        flat_g = [g if g is None else convert_to_tensor(g) for g in nest.flatten(grads)]
         return nest.pack_sequence_as(sources, _average(flat_s, flat_g))
 
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from . import backend, kernels
-from .ops import cast, erf, exp, expand_dims, one_hot, reduce_sum, sigmoid, tanh
+from .ops import cast, erf, exp, expand_dims, gather, one_hot, reduce_sum, sigmoid, tanh
 from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
 from .primitive import _NO_PARAMS, define, device_error, primitive
@@ -25,7 +25,7 @@ from .tensor import Tensor, convert_to_tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "gelu", "bias_add",
            "bias_add_relu", "dense", "sparse_softmax_cross_entropy_with_logits",
-           "softmax_cross_entropy_with_logits"]
+           "softmax_cross_entropy_with_logits", "embedding_lookup"]
 
 
 def _relu_grad_raw(g, y):
@@ -474,3 +474,17 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
     logits = convert_to_tensor(logits)
     labels = cast(labels, logits.dtype)
     return -reduce_sum(labels * log_softmax(logits, axis=axis), axis=axis)
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows of the table ``params`` at ``ids`` (any shape): ``gather`` on axis 0, so a
+    variable table's gradient is an ``IndexedSlices`` of the rows looked up."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise ValueError(f"embedding_lookup: sharded tables are not supported, got "
+                             f"{len(params)} shards; concatenate them into one table")
+        params = params[0]
+    if max_norm is not None:
+        raise ValueError("embedding_lookup: max_norm is not supported; clip the rows with "
+                         "fw.clip_by_norm(rows, max_norm, axes=[-1])")
+    return gather(params, ids)

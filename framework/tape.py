@@ -20,6 +20,7 @@ from operator import is_
 from . import backend, nest
 from .context import state
 from .dtypes import FLOATING_KINDS, is_floating
+from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .tensor import Tensor, Variable, wrap
 
@@ -271,6 +272,8 @@ class GradientTape:
             g = get(key) if key in source_ids else pop(key, None)
             if g is None:
                 continue
+            if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
+                g = dense_cotangent(g, raw)
             if raw and prim.raw_vjp is not None:
                 needs = tuple([id(a) in reach for a in args])
                 pulled = prim.raw_vjp(g, out._value, needs, *values, **params)
@@ -288,7 +291,8 @@ class GradientTape:
         if reuse:  # (taken off the tape meanwhile: a failed pass leaves no partial ones)
             self._cotangents = (targets, len(records), grads)
         if raw:
-            return [None if g is None else wrap(g) for g in map(get, map(id, sources))]
+            return [None if g is None else g if g.__class__ is IndexedSlices else wrap(g)
+                    for g in map(get, map(id, sources))]
         return [get(id(s)) for s in sources]
 
     def _relevant(self, sources, known):
@@ -389,6 +393,8 @@ def _pull(prim, g, out, args, params, reach, raw=False):
 
 
 def _plus(a, b, raw):
+    if a.__class__ is IndexedSlices or b.__class__ is IndexedSlices:
+        return add_cotangents(a, b, raw)  # sparse + sparse stays sparse, else dense
     return a + b if raw else add(a, b)
 
 

@@ -107,7 +107,7 @@ class Variable(Tensor):
     ``trainable`` variables read inside a recording tape are watched automatically.
     """
 
-    __slots__ = ("_trainable", "name", "_version", "_uid")
+    __slots__ = ("_trainable", "name", "path", "_version", "_uid")
     _next_uid = itertools.count()
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
@@ -119,6 +119,9 @@ class Variable(Tensor):
             self._value = np.asarray(self._value).copy()
         self._trainable = bool(trainable)
         self.name = name or "Variable"
+        # ``path``: the name with the enclosing name scopes (``my_module/w``, Keras 3's
+        # ``dense/kernel``), where ``name`` stays the short one.
+        self.path = "".join(state.__dict__.get("name_scopes", ())[-1:]) + self.name
         self._version = 0
         self._uid = next(Variable._next_uid)
 
@@ -245,6 +248,8 @@ def convert_to_tensor(value, dtype=None):
             raise TypeError(f"tensor of dtype {value.dtype.name} where {as_dtype(dtype).name} "
                             f"was expected; use fw.cast to convert")
         return value
+    if hasattr(value, "__fw_tensor__"):  # IndexedSlices: its dense tensor
+        return value.__fw_tensor__(dtype)
     return wrap(_to_array(value, as_dtype(dtype)))
 
 

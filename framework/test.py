@@ -60,7 +60,7 @@ def _check_once(fn, args, rng, eps, rtol, atol, order):
     with GradientTape() as tape:
         tape.watch(sources)
         total = _paired(fn(*args), us)
-    grads = tape.gradient(total, sources, unconnected_gradients="zero")
+    grads = map(convert_to_tensor, tape.gradient(total, sources, unconnected_gradients="zero"))
     analytic = sum(float(np.sum(g.numpy() * vs[i])) for g, i in zip(grads, positions))
     if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
         raise GradientCheckError(
@@ -84,7 +84,9 @@ def _gradient_function(fn, args, rng):
         with GradientTape() as tape:
             tape.watch(sources)
             total = _paired(fn(*xs), us)
-        return tape.gradient(total, sources, unconnected_gradients="zero")
+        # (an IndexedSlices, made dense by a recorded scatter, so the next order sees it)
+        return [convert_to_tensor(g) for g in tape.gradient(total, sources,
+                                                            unconnected_gradients="zero")]
 
     gradient_of.__name__ = f"grad({getattr(fn, '__name__', 'f')})"
     return gradient_of

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import nest
 from .context import state
+from .indexed_slices import IndexedSlices
 from .tensor import Tensor, Variable
 
 _PACKAGES = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + name
@@ -162,12 +163,25 @@ class Recorder:
         if forward is None:  # custom_gradient's record: its body's ops are traced already
             return
         refs = [self.ref(a) for a in args]
-        kwargs = {k: self.constant(v) for k, v in params.items() if k != "saved"}
+        kwargs = {k: self._param_ref(v) for k, v in params.items() if k != "saved"}
         if getattr(prim, "saves", False):
             outs = [self.new_slot(out._value, out), self.new_slot(params["saved"])]
             self.steps.append(Step("op", forward, refs, kwargs, outs, unpack=True))
         else:
             self.steps.append(Step("op", forward, refs, kwargs, [self.new_slot(out._value, out)]))
+
+    def _param_ref(self, value):
+        """An op's parameter: a constant, unless it holds an array the trace computed (the
+        indices of a sparse gradient's scatter): then that array's slot."""
+        if value.__class__ in (tuple, list):
+            refs = [self._param_ref(v) for v in value]
+            if any(r[0] != "c" for r in refs):
+                return ("seq", value.__class__, refs)
+        elif hasattr(value, "shape") and hasattr(value, "dtype"):
+            ref = self._by_array.get(id(value))
+            if ref is not None:
+                return ref
+        return self.constant(value)
 
     def raw_step(self, fn, refs, values, kwargs=None, kwarg_values=None):
         """Run a raw array function now and record it: the recorder's own steps (a backward
@@ -186,7 +200,17 @@ class Recorder:
             self.steps.append(Step("op", fn, refs, kwargs, [
                 o if o is None or not any(o is ref for ref in refs) else None for o in outs],
                 unpack=many))
+        for r, ref in zip(result if many else [result], outs):
+            if r.__class__ is IndexedSlices:
+                self._bind_parts(ref, r)
         return result, outs if many else outs[0]
+
+    def _bind_parts(self, ref, slices):
+        """Steps that take the values and indices out of the ``IndexedSlices`` at ``ref``,
+        bound to those of ``slices``: the ops that read them later (a densifying scatter)."""
+        for part, name in ((slices._values, "_values"), (slices._indices, "_indices")):
+            self.steps.append(Step("op", _part, [ref, self.constant(name)],
+                                   outs=[self.new_slot(part._value, part)]))
 
     def call(self, fn, args, kwargs):
         """A replayed framework function (``trace_hooks.replayed``): run it now with the
@@ -269,7 +293,11 @@ class Recorder:
                     raise RuntimeError("fw.function: the traced backward pass disagrees with the "
                                        "tape about which sources are connected")
                 continue
-            self.bind(ref, got._value, got)
+            if got.__class__ is IndexedSlices:
+                self.bind(ref, got, got)
+                self._bind_parts(ref, got)
+            else:
+                self.bind(ref, got._value, got)
         return result
 
     @contextmanager
@@ -301,6 +329,11 @@ class Recorder:
         """After the trace: let go of the traced values (the plan keeps only what it needs)."""
         self._by_id = self._by_array = None
         self._alive = []
+
+
+def _part(slices, name):
+    """The array of one part of ``IndexedSlices`` (its values or indices)."""
+    return getattr(slices, name)._value
 
 
 def user_line():

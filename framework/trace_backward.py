@@ -7,10 +7,9 @@ to an input's shape and each addition as a step of the plan, so a replay pulls t
 back with exactly the kernels and in exactly the order of an eager step. A primitive without a
 raw VJP is pulled back with its tensor VJPs, whose ops the recorder follows as usual.
 """
-import operator
-
 from . import backend, nest
-from .tape import _fit_raw, _ones_like as _tape_ones
+from .indexed_slices import IndexedSlices, dense_raw
+from .tape import _fit_raw, _ones_like as _tape_ones, _plus
 from .tensor import Tensor, wrap
 
 
@@ -45,6 +44,9 @@ def backward(rec, records, tracked, target, sources, output_gradients):
         entry = cot.get(key) if key in source_ids else cot.pop(key, None)
         if entry is None:
             continue
+        if entry[1].__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
+            value, ref = rec.raw_step(dense_raw, [entry[0]], [entry[1]])
+            entry = (ref, value)
         if prim.raw_vjp is not None:
             pulled = _raw_pull(rec, prim, entry, out, args, params, values, reach)
         else:
@@ -92,7 +94,8 @@ def _accumulate(rec, cot, key, entry):
     if prev is None:
         cot[key] = entry
     else:
-        value, ref = rec.raw_step(operator.add, [prev[0], entry[0]], [prev[1], entry[1]])
+        value, ref = rec.raw_step(_plus, [prev[0], entry[0], rec.constant(True)],
+                                  [prev[1], entry[1], True])
         cot[key] = (ref, value)
 
 

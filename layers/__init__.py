@@ -1,13 +1,24 @@
 """Keras-style layers on the framework: ``from layers import Dense, Sequential, MLP``.
 
-``base`` holds ``Layer`` and ``Model`` (lazy build, tracking, names); ``core`` the Dense,
-Flatten and Dropout layers; ``containers`` Sequential and MLP; ``initializers`` and
-``activations`` the functions they are configured with, by Keras's names.
+``base`` holds ``Layer`` (lazy build, tracking through ``fw.Module``, names, losses) and
+``model`` the ``Model`` class; ``core`` the Dense, Flatten and Dropout layers;
+``activation_layers``, ``normalization`` and ``embedding`` the other layer types;
+``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
+``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
+by Keras's names.
 """
-from . import activations, initializers
-from .base import LAYERS, Layer, Model
+from . import activations, initializers, regularizers
+from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
+from .base import LAYERS, Layer
 from .containers import MLP, Sequential
 from .core import Dense, Dropout, Flatten
+from .embedding import Embedding
+from .functional import Input, InputLayer
+from .lambda_layer import Lambda
+from .merging import Add, Concatenate
+from .model import Model
+from .normalization import BatchNormalization, LayerNormalization
 
-__all__ = ["LAYERS", "MLP", "Dense", "Dropout", "Flatten", "Layer", "Model", "Sequential", "activations",
-           "initializers"]
+__all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
+           "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
+           "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers"]

@@ -6,8 +6,8 @@ nothing here has a gradient of its own.
 import framework as fw
 from framework.registry import Registry
 
-__all__ = ["ACTIVATIONS", "elu", "exponential", "gelu", "get", "linear", "log_softmax", "relu", "selu", "sigmoid",
-           "silu", "softmax", "softplus", "softsign", "swish", "tanh"]
+__all__ = ["ACTIVATIONS", "elu", "exponential", "gelu", "get", "leaky_relu", "linear", "log_softmax", "relu",
+           "relu6", "selu", "sigmoid", "silu", "softmax", "softplus", "softsign", "swish", "tanh"]
 
 ACTIVATIONS = Registry("activation")
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -21,8 +21,34 @@ def linear(x):
 
 
 @ACTIVATIONS.register
-def relu(x):
-    return fw.nn.relu(x)
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """max(x, 0), with Keras's options: values at or below ``threshold`` give 0 (or
+    ``negative_slope * (x - threshold)``), and outputs are clipped at ``max_value``."""
+    if not negative_slope and max_value is None and not threshold:
+        return fw.nn.relu(x)
+    x = fw.convert_to_tensor(x)
+    if threshold:
+        outputs = x * fw.cast(x > threshold, x.dtype)  # 0 at x == threshold, as Keras
+    else:
+        outputs = fw.nn.relu(x)
+    if max_value is not None:
+        outputs = fw.clip_by_value(outputs, 0.0, float(max_value))
+    if negative_slope:
+        outputs = outputs - fw.nn.relu(threshold - x) * negative_slope
+    return outputs
+
+
+@ACTIVATIONS.register
+def leaky_relu(x, negative_slope=0.2):
+    """x where x > 0, else negative_slope * x (Keras's function default slope is 0.2; the
+    LeakyReLU layer's is 0.3)."""
+    x = fw.convert_to_tensor(x)
+    return fw.where(x > 0, x, x * negative_slope)
+
+
+@ACTIVATIONS.register
+def relu6(x):
+    return fw.clip_by_value(fw.nn.relu(x), 0.0, 6.0)
 
 
 @ACTIVATIONS.register

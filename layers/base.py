@@ -1,23 +1,31 @@
-"""``Layer`` and ``Model``: Keras's building block, with lazy build and attribute tracking.
+"""``Layer``: Keras's building block, an ``fw.Module`` with lazy build, names and losses.
 
 A layer creates its variables on its first call, from the shape of what it is called on, so a
 user never states an input size twice. Everything that needs weights before then (summary,
 get_weights, a checkpoint) builds from a given input shape or says how to build.
 
-Tracking needs no registration: sublayers and variables are found by walking the layer's
-attributes (and the lists, tuples and dicts in them) in assignment order, so ``variables`` has a
-stable order and each variable a structural path (``dense1/kernel``) that does not depend on the
-process-wide auto numbering of layer names. Variable *names* follow Keras 3's paths instead:
-``mlp/dense_1/kernel``, the chain of layers being called when the variable was created.
+Tracking is ``fw.Module``'s (one mechanism): sublayers and variables are found by walking the
+attributes, here in assignment order as Keras does, so ``variables`` has a stable order and each
+variable a structural path (``dense1/kernel``) that does not depend on the process-wide auto
+numbering of layer names; checkpoints are keyed by it. A variable's ``name`` is Keras 3's short
+one (``kernel``) and its ``path`` Keras 3's full one (``mlp/dense_1/kernel``): the chain of layers
+being called when the variable was created.
+
+Losses are Keras 3's: ``add_loss`` during a call, activity regularization of the outputs
+(divided by the batch size), and weight regularization computed from the current values each
+time ``losses`` is read; the outermost call clears the tree's call losses first.
 """
 import inspect
+import weakref
 
 import framework as fw
-from framework import backend
+from framework import backend, nest
+from framework.module import Module, changed, structure_version
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable
 
-from . import initializers
+from . import initializers, regularizers
+from .node import is_symbolic, symbolic_call
 from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
 
@@ -25,89 +33,10 @@ from .summary import summary_lines
 # The layer types by Keras's names (``"dense"``), for configs: each layer class registers itself.
 LAYERS = Registry("layer")
 
-# Every change to what any layer tracks (an attribute set, a weight added, a tracked list or dict
-# mutated) bumps this counter; ``variables`` caches its walk until the counter moves, so a
-# training step pays for the walk once, not on every ``model.trainable_variables``.
-_structure = [0]
 
-
-def _changed():
-    _structure[0] += 1
-
-
-def _track(value):
-    """Lists and dicts held by a layer become tracking ones, whose changes are noticed."""
-    if isinstance(value, list) and not isinstance(value, TrackedList):
-        return TrackedList(value)
-    if isinstance(value, dict) and not isinstance(value, TrackedDict):
-        return TrackedDict(value)
-    return value
-
-
-def _mutator(method):
-    def mutate(self, *args, **kwargs):
-        _changed()
-        return method(self, *args, **kwargs)
-    mutate.__name__ = method.__name__
-    return mutate
-
-
-class TrackedList(list):
-    """A list a layer holds: appending a sublayer later still shows up in ``variables``."""
-
-    def __init__(self, items=()):
-        super().__init__(_track(item) for item in items)
-
-    def append(self, item):
-        _changed()
-        super().append(_track(item))
-
-    def extend(self, items):
-        _changed()
-        super().extend(_track(item) for item in items)
-
-    def insert(self, index, item):
-        _changed()
-        super().insert(index, _track(item))
-
-    def __setitem__(self, index, item):
-        _changed()
-        super().__setitem__(index, [_track(i) for i in item] if isinstance(index, slice)
-                            else _track(item))
-
-    for _name in ("remove", "pop", "clear", "sort", "reverse", "__delitem__", "__iadd__",
-                  "__imul__"):
-        locals()[_name] = _mutator(getattr(list, _name))
-    del _name
-
-
-class TrackedDict(dict):
-    """A dict a layer holds, with the same change tracking as ``TrackedList``."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for key, item in self.items():
-            super().__setitem__(key, _track(item))
-
-    def __setitem__(self, key, item):
-        _changed()
-        super().__setitem__(key, _track(item))
-
-    for _name in ("__delitem__", "pop", "popitem", "clear", "update", "setdefault"):
-        locals()[_name] = _mutator(getattr(dict, _name))
-    del _name
-
-
-def _tracked(value, path):
-    """``(path, layer or variable)`` for everything tracked inside an attribute's value."""
-    if isinstance(value, (Layer, Variable)):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _tracked(item, f"{path}/{key}")
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _tracked(item, f"{path}/{index}")
+# The layers whose ``_losses`` are not empty, so that a call with no losses anywhere clears
+# nothing; weak, so that holding a loss does not keep a layer alive.
+_holding_losses = weakref.WeakSet()
 
 
 def _shape_of(inputs):
@@ -116,43 +45,59 @@ def _shape_of(inputs):
         return type(inputs)(_shape_of(x) for x in inputs)
     if isinstance(inputs, dict):
         return {key: _shape_of(x) for key, x in inputs.items()}
-    return tuple(inputs.shape)
+    shape = getattr(inputs, "shape", None)
+    return None if shape is None else tuple(shape)  # (a constant among the inputs: no shape)
 
 
-class Layer:
+class Layer(Module):
     """The base of every layer and model: subclass it, create sublayers in ``__init__``, weights
     in ``build(input_shape)`` with ``add_weight``, and write the forward pass in ``call``."""
 
+    _tracking_order = "assignment"  # Keras's: the order in which attributes were set
     _call_takes_training = False
     # Class defaults, so that a subclass that forgot super().__init__() gets an error saying so.
     built = False
     dtype = fw.float32
+    activity_regularizer = None
+    _losses = _weight_regularizers = ()
     # Bookkeeping attributes whose variables or layers are accounted for elsewhere.
-    _untracked_attributes = frozenset({"_own_weights", "_frozen", "_variables_cache"})
+    _untracked_attributes = Module._untracked_attributes | {
+        "_own_weights", "_frozen", "_losses", "_weight_regularizers", "_layers_cache"}
 
-    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None):
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
+                 activity_regularizer=None):
         """``input_shape`` (without the batch axis) is Keras 2's way to declare what the layer
         will see: what needs the weights before the first call then builds from it."""
         if name is None:
             name = unique_name(snake_case(type(self).__name__))
-        elif not isinstance(name, str) or "/" in name or not name:
-            raise ValueError(f"a layer name must be a non-empty string without '/', got {name!r}")
-        self.name = name
+        super().__init__(name=name)
         self.dtype = fw.as_dtype(dtype) or fw.float32
         self.built = False
         self._trainable = bool(trainable)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self._own_weights = []  # created by add_weight, in creation order
+        self._weight_regularizers = []  # (variable, regularizer) pairs from add_weight
+        self._losses = []  # added during the current call
         self._frozen = []  # variables this layer made non-trainable, to restore on unfreeze
         self._build_input_shape = None
         self._declared_input_shape = None if input_shape is None else (None, *input_shape)
 
-    def __setattr__(self, name, value):
-        _changed()
-        object.__setattr__(self, name, _track(value))
+    @staticmethod
+    def _check_name(name):
+        """Keras accepts any non-empty name without '/' (the path separator)."""
+        if not isinstance(name, str) or "/" in name or not name:
+            raise ValueError(f"a layer name must be a non-empty string without '/', got {name!r}")
 
-    def __delattr__(self, name):
-        _changed()
-        object.__delattr__(self, name)
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        """Keras lets a layer be renamed (before it creates variables, whose paths keep the
+        name they were created under)."""
+        self._check_name(value)
+        self._name = value
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -170,22 +115,35 @@ class Layer:
         """Build on the first call, then run ``call``.
 
         ``training`` defaults to the calling layer's; when neither says, ``call`` keeps the
-        default of its own signature, as in Keras.
+        default of its own signature, as in Keras. Called on symbolic inputs (``Input``), the
+        layer builds and returns symbolic outputs: a node of a functional model.
         """
         frames = calls.frames
-        if training is None and frames:
-            training = frames[-1][1]
-        if inputs.__class__ is not Tensor or inputs._value.dtype is not self.dtype:
+        if inputs.__class__ is not Tensor:
+            if is_symbolic(inputs):
+                return symbolic_call(self, inputs, args, dict(kwargs, training=training))
+            inputs = self._autocast(inputs)
+        elif inputs._value.dtype is not self.dtype:
             inputs = self._autocast(inputs)  # (a tensor of the layer's dtype needs nothing)
+        if frames:
+            if training is None:
+                training = frames[-1][1]
+        else:
+            self._clear_losses()  # the outermost call starts the tree's losses afresh
         frames.append((self, training))
         try:
             if not self.built:
-                return self._first_call(inputs, args, kwargs, training)
-            if training is not None and self._call_takes_training:
-                kwargs["training"] = training
-            return self.call(inputs, *args, **kwargs) if args or kwargs else self.call(inputs)
+                outputs = self._first_call(inputs, args, kwargs, training)
+            else:
+                if training is not None and self._call_takes_training:
+                    kwargs["training"] = training
+                outputs = (self.call(inputs, *args, **kwargs) if args or kwargs
+                           else self.call(inputs))
         finally:
             frames.pop()
+        if self.activity_regularizer is not None:
+            self._regularize_activity(outputs)
+        return outputs
 
     def _autocast(self, inputs):
         """Arrays become tensors and floating inputs take the layer's dtype, as in Keras."""
@@ -236,107 +194,125 @@ class Layer:
         outputs = self(fw.zeros(shape, dtype=self.dtype), training=False)
         return tuple(input_shape[:1]) + tuple(outputs.shape[1:])
 
+    def get_config(self):
+        """Keras's config: the constructor arguments that rebuild this layer with
+        ``from_config`` (its weights are not part of it)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self.activity_regularizer is not None:
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
     # --- weights --------------------------------------------------------------------------------
-    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None):
-        """Create a variable owned by this layer, named ``<layer path>/<name>``.
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
+                   regularizer=None):
+        """Create a variable owned by this layer: ``.name`` is ``name``, ``.path``
+        ``<layer path>/<name>`` (Keras 3's).
 
         ``initializer`` is an initializer, its name or a callable ``(shape, dtype)``; it
         defaults to ``glorot_uniform`` for floating weights and ``zeros`` for the others.
+        ``regularizer`` (a regularizer or its name) adds its penalty to ``losses``.
         """
         dtype = fw.as_dtype(dtype) or self.dtype
         shape = () if shape is None else tuple(shape)
         if any(d is None for d in shape):
             raise ValueError(f"layer '{self.name}': weight '{name}' needs a fully known shape, "
                              f"got {shape}")
-        taken = {v.name.rsplit("/", 1)[-1] for v in self._own_weights}
+        taken = {v.name for v in self._own_weights}
         if name is None:
             name = _unique_among("variable", taken)
         elif name in taken:
             raise ValueError(f"layer '{self.name}' already has a weight named '{name}'")
+        regularizer = regularizers.get(regularizer)
         if initializer is None:
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         value = initializers.get(initializer)(shape, dtype=dtype)
-        variable = Variable(value, trainable=trainable and self._trainable,
-                            name=f"{scope_path(self)}/{name}", dtype=dtype)
+        variable = Variable(value, trainable=trainable and self._trainable, name=name,
+                            dtype=dtype)
+        variable.path = f"{scope_path(self)}/{name}"
         if trainable and not self._trainable:
             self._frozen.append(variable)
         self._own_weights.append(variable)
-        _changed()
+        if regularizer is not None:
+            self._weight_regularizers.append((variable, regularizer))
+        changed()
         return variable
 
-    def _attribute_items(self):
-        """``(path segment, layer or variable)`` for what this layer's attributes hold."""
-        for attribute, value in vars(self).items():
-            if attribute not in self._untracked_attributes:
-                yield from _tracked(value, attribute)
-
     def _own_variables(self):
-        """``(path, variable)`` for the variables this layer holds itself."""
-        pairs = [(v.name.rsplit("/", 1)[-1], v) for v in self._own_weights]
-        pairs += [(p, v) for p, v in self._attribute_items() if isinstance(v, Variable)]
-        return pairs
+        """``(path, variable)`` for the variables this layer holds itself: ``add_weight``'s
+        first, then those held in attributes."""
+        return [(v.name, v) for v in self._own_weights] + super()._own_variables()
 
     def _sublayers(self):
         """``(path, layer)`` for the direct sublayers, each once, in assignment order."""
-        seen, pairs = {id(self)}, []
-        for path, item in self._attribute_items():
-            if isinstance(item, Layer) and id(item) not in seen:
-                seen.add(id(item))
-                pairs.append((path, item))
-        return pairs
-
-    def _walk(self, prefix, seen_vars, seen_layers):
-        """``(structural path, variable)`` for every variable of this tree, each once."""
-        seen_layers.add(id(self))
-        for path, variable in self._own_variables():
-            if id(variable) not in seen_vars:
-                seen_vars.add(id(variable))
-                yield prefix + path, variable
-        for path, layer in self._sublayers():
-            if id(layer) not in seen_layers:
-                yield from layer._walk(f"{prefix}{path}/", seen_vars, seen_layers)
-
-    def named_variables(self):
-        """``{structural path: variable}`` for all variables, in the order of ``variables``.
-
-        Paths follow attributes, list indices and dict keys (``dense1/kernel``,
-        ``layers/0/bias``), so a second model built the same way gets the same paths even
-        though its layers' auto names differ; checkpoints are keyed by them.
-        """
-        named = {}
-        for path, variable in self._walk("", set(), set()):
-            if path in named:
-                raise ValueError(f"two variables of '{self.name}' have the path '{path}' "
-                                 f"('{named[path].name}' and '{variable.name}')")
-            named[path] = variable
-        return named
-
-    @property
-    def variables(self):
-        """All variables of this layer and its sublayers: own ones first, then each sublayer's."""
-        return list(self._cached_variables())
-
-    def _cached_variables(self):
-        """``variables``, kept until the layer structure changes; read every training step."""
-        cache = self.__dict__.get("_variables_cache")
-        if cache is None or cache[0] != _structure[0]:
-            cache = (_structure[0], [variable for _, variable in self._walk("", set(), set())])
-            object.__setattr__(self, "_variables_cache", cache)
-        return cache[1]
+        return [(p, m) for p, m in self._submodule_items() if isinstance(m, Layer)]
 
     @property
     def trainable_variables(self):
         if not self._trainable:
             return []
-        return [v for v in self._cached_variables() if v._trainable]
+        return super().trainable_variables
 
     @property
     def non_trainable_variables(self):
         if not self._trainable:
             return self.variables
-        return [v for v in self._cached_variables() if not v._trainable]
+        return super().non_trainable_variables
 
-    weights = variables
+    # --- losses ---------------------------------------------------------------------------------
+    def add_loss(self, loss):
+        """Add a scalar loss (or a list of them) during ``call``; ``losses`` returns it until the
+        next outermost call."""
+        for value in nest.flatten(loss):
+            if not isinstance(value, Tensor):
+                raise ValueError(f"add_loss() on '{self.name}' takes tensors computed in call(), "
+                                 f"got {value!r:.80}")
+            self._losses.append(value)
+        _holding_losses.add(self)
+
+    def _layer_tree(self):
+        """This layer and every layer inside it, each once (cached like ``variables``)."""
+        cache = self.__dict__.get("_layers_cache")
+        if cache is None or cache[0] != structure_version():
+            tree = [self, *(m for m in self.submodules if isinstance(m, Layer))]
+            cache = (structure_version(), tree)
+            object.__setattr__(self, "_layers_cache", cache)
+        return cache[1]
+
+    def _clear_losses(self):
+        if not _holding_losses:  # nobody added a loss: nothing to walk (every training step)
+            return
+        for layer in self._layer_tree():
+            if layer._losses:
+                layer._losses.clear()
+                _holding_losses.discard(layer)
+
+    def _regularize_activity(self, outputs):
+        """Keras's activity penalty: the regularizer of each output over its batch size."""
+        for output in nest.flatten(outputs):
+            if isinstance(output, Tensor):
+                loss = self.activity_regularizer(output)
+                if output.ndim and output.shape[0]:
+                    loss = loss / float(output.shape[0])
+                self.add_loss(loss)
+
+    @property
+    def losses(self):
+        """The call losses of this layer and its sublayers (``add_loss``, activity
+        regularization), then the weight penalties of the trainable variables, computed now
+        from their current values (inside a tape, they are differentiable)."""
+        tree = self._layer_tree()
+        losses = [loss for layer in tree for loss in layer._losses]
+        penalties = {id(v): r for layer in tree for v, r in layer._weight_regularizers}
+        if penalties:
+            losses += [penalties[id(v)](v) for v in self.trainable_variables
+                       if id(v) in penalties]
+        return losses
+
+    weights = Module.variables
     trainable_weights = trainable_variables
     non_trainable_weights = non_trainable_variables
 
@@ -393,10 +369,10 @@ class Layer:
         variables, weights = self.variables, [backend.to_host(w) for w in weights]
         if len(weights) != len(variables):
             raise ValueError(f"set_weights() on '{self.name}' got {len(weights)} arrays for its "
-                             f"{len(variables)} variables ({[v.name for v in variables]})")
+                             f"{len(variables)} variables ({[v.path for v in variables]})")
         for variable, value in zip(variables, weights):
             if value.shape != variable.shape:
-                raise ValueError(f"set_weights(): variable '{variable.name}' has shape "
+                raise ValueError(f"set_weights(): variable '{variable.path}' has shape "
                                  f"{variable.shape}, the array given for it {value.shape}")
         for variable, value in zip(variables, weights):
             variable.assign(backend.to_device(value, variable.device))
@@ -430,13 +406,15 @@ class Layer:
             print_fn(line)
 
 
-class Model(Layer):
-    """A whole model: a ``Layer`` with the same tracking, plus Keras's ``layers`` list."""
-
-    @property
-    def layers(self):
-        """The direct sublayers, in assignment order."""
-        return [layer for _, layer in self._sublayers()]
+def serialized(registry, thing):
+    """``thing`` as a config holds it: its registered name (or class name and config); an
+    unregistered callable is kept as it is. None stays None."""
+    if thing is None:
+        return None
+    try:
+        return registry.serialize(thing)
+    except ValueError:
+        return thing
 
 
 def _unique_among(base, taken):
@@ -448,3 +426,8 @@ def _unique_among(base, taken):
 
 
 Layer.build = build_wrapper(Layer.build)
+
+
+from .saving import load_weights, save_weights  # noqa: E402 (saving reads Layer's tracking)
+
+Layer.save_weights, Layer.load_weights = save_weights, load_weights

@@ -1,6 +1,10 @@
 """Containers: ``Sequential`` (a stack of layers) and ``MLP`` (a Sequential of Dense layers)."""
-from .base import LAYERS, Layer, Model, _tracked
+from framework.module import tracked_items
+
+from .base import LAYERS, Layer
 from .core import Dense, Flatten
+from .model import Model
+from .node import KerasTensor
 
 
 @LAYERS.register
@@ -23,7 +27,18 @@ class Sequential(Model):
         return list(self._layers)
 
     def add(self, layer):
-        """Append a layer; names must be unique within the model, as Keras requires."""
+        """Append a layer; names must be unique within the model, as Keras requires.
+
+        ``Input(shape)`` (or an ``InputLayer``) first declares the input shape, as in
+        ``Sequential([Input((784,)), Dense(10)])``; it is not one of the ``layers``.
+        """
+        if isinstance(layer, KerasTensor) and layer.node is not None and layer.node.is_input:
+            layer = layer.node.layer
+        if getattr(layer, "is_input_layer", False):
+            if self._layers or self._declared_input_shape is not None:
+                raise ValueError(f"Sequential '{self.name}': an Input can only come first")
+            self._declared_input_shape = layer.output.shape
+            return
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential '{self.name}' takes layers, got {layer!r}")
         if any(existing.name == layer.name for existing in self._layers):
@@ -32,7 +47,7 @@ class Sequential(Model):
         if self.built:
             raise ValueError(f"Sequential '{self.name}' is already built (called, or built for "
                              f"summary or weights); add its layers before that")
-        if not self._layers:
+        if not self._layers and self._declared_input_shape is None:
             self._declared_input_shape = layer._declared_input_shape
         self._layers.append(layer)
         if not self.trainable:
@@ -45,7 +60,7 @@ class Sequential(Model):
         return self._layers.pop()
 
     def _attribute_items(self):
-        yield from _tracked(self._layers, "layers")
+        yield from tracked_items(self._layers, "layers")
         yield from super()._attribute_items()
 
     def call(self, inputs, training=None):

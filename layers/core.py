@@ -6,8 +6,8 @@ from framework import backend
 from framework.tensor import wrap
 from framework.trace_hooks import replayed
 
-from . import activations, initializers
-from .base import LAYERS, Layer
+from . import activations, initializers, regularizers
+from .base import LAYERS, Layer, serialized
 
 
 _RELUS = (activations.relu, fw.nn.relu)
@@ -22,7 +22,8 @@ class Dense(Layer):
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 **kwargs):
         super().__init__(**kwargs)
         if isinstance(units, bool) or int(units) != units or units <= 0:
             raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
@@ -31,6 +32,8 @@ class Dense(Layer):
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.kernel = None
         self.bias = None
 
@@ -39,9 +42,18 @@ class Dense(Layer):
             raise ValueError(f"Dense '{self.name}' needs inputs with a known last dimension, "
                              f"got input shape {input_shape}")
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units),
-                                      self.kernel_initializer)
+                                      self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer)
+
+    def _autocast(self, inputs):
+        """Integer inputs (uint8 pixels) are cast to the layer's dtype too, as in Keras."""
+        inputs = super()._autocast(inputs)
+        if isinstance(inputs, fw.Tensor) and inputs.dtype.kind in "iub":
+            return fw.cast(inputs, self.dtype)
+        return inputs
 
     def call(self, inputs):
         activation = self.activation
@@ -55,6 +67,16 @@ class Dense(Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": serialized(activations.ACTIVATIONS, self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": serialized(initializers.INITIALIZERS,
+                                                 self.kernel_initializer),
+                "bias_initializer": serialized(initializers.INITIALIZERS, self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer)}
 
 
 @LAYERS.register

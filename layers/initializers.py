@@ -88,7 +88,7 @@ class RandomNormal(_Random):
                                 dtype=_float_dtype(dtype, self), seed=self.seed)
 
 
-@INITIALIZERS.register
+@INITIALIZERS.register(aliases=("uniform",))
 class RandomUniform(_Random):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         super().__init__(seed)

@@ -1,8 +1,9 @@
 """Which layers are being called on this thread: where variable names and ``training`` come from.
 
 Each ``Layer.__call__`` (and each ``build``) pushes a frame ``(layer, training)``. A variable
-created meanwhile is named by the chain of layers in the frames (``mlp/dense_1/kernel``, Keras
-3's variable path), and a layer called without ``training`` takes its caller's, so
+created meanwhile gets its ``path`` from the chain of layers in the frames
+(``mlp/dense_1/kernel``, Keras 3's variable path), and a layer called without ``training``
+takes its caller's, so
 ``model(x, training=True)`` reaches a ``Dropout`` deep inside.
 """
 import functools

@@ -5,6 +5,7 @@ one's gradients and ``accumulate`` them, then ``apply_gradients`` once. With a l
 mean over the batch (as Keras's reductions are), the mean of the micro-batch gradients is the
 gradient of the whole batch, so the step equals one step on the combined batch.
 """
+from framework.indexed_slices import dense_raw, is_indexed_slices
 from framework.tensor import Tensor, Variable, wrap
 from framework.trace_hooks import replayed
 
@@ -31,6 +32,8 @@ class GradientAccumulator:
                 raise TypeError(f"accumulate() takes (gradient, variable) pairs; got a "
                                 f"{type(variable).__name__} where a fw.Variable belongs")
             raw = grad._value if isinstance(grad, Tensor) else grad
+            if is_indexed_slices(grad):  # (summed dense: the sum of a step's rows)
+                raw = dense_raw(grad)
             if raw is not None and (tuple(raw.shape) != variable.shape
                                     or raw.dtype != variable.dtype):
                 raise ValueError(f"the gradient for variable '{variable.name}' is "

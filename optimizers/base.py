@@ -22,6 +22,7 @@ import numpy as np
 
 import framework as fw
 from framework import backend
+from framework.indexed_slices import gradient_arrays, is_indexed_slices
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 from framework.trace_hooks import replayed
 
@@ -168,7 +169,7 @@ class Optimizer:
     @replayed  # a traced fw.function runs the update again on each call's gradients
     def _apply(self, grads, variables):
         """The update of checked ``variables`` from their gradients' arrays ``grads``."""
-        grads = self._clipped(grads)
+        grads = gradient_arrays(self._clipped, grads)  # (IndexedSlices: clipped, then dense)
         learning_rate = self.learning_rate
         iterations = self.iterations
         step = int(iterations._value) + 1
@@ -212,7 +213,9 @@ class Optimizer:
                 missing.append(variable.name)
                 continue
             raw, value = grad._value if isinstance(grad, Tensor) else grad, variable._value
-            if raw.__class__ is not value.__class__ or raw.shape != value.shape \
+            if is_indexed_slices(grad):  # (checked by its values and its dense shape)
+                _check_gradient(grad.values._value, grad, variable, grad.shape)
+            elif raw.__class__ is not value.__class__ or raw.shape != value.shape \
                     or raw.dtype != value.dtype or value.dtype.kind != "f":
                 _check_gradient(raw, grad, variable)  # (same array type: same device)
             grads.append(raw)
@@ -346,17 +349,18 @@ def _check_once(variables):
         seen.add(id(variable))
 
 
-def _check_gradient(raw, grad, variable):
-    """Say why the array ``raw`` of ``grad`` does not fit ``variable``, if it does not."""
+def _check_gradient(raw, grad, variable, shape=None):
+    """Say why the array ``raw`` of ``grad`` (of ``shape``, if not raw's) does not fit
+    ``variable``, if it does not."""
     if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
         raise TypeError(f"the gradient for variable '{variable.name}' is a "
                         f"{type(grad).__name__}; expected a tensor or an array")
     if variable.dtype.kind != "f":
         raise ValueError(f"variable '{variable.name}' has dtype {variable.dtype.name}; only "
                          f"floating variables can be optimized")
-    if tuple(raw.shape) != variable.shape:
+    if (shape or tuple(raw.shape)) != variable.shape:
         raise ValueError(f"the gradient for variable '{variable.name}' has shape "
-                         f"{tuple(raw.shape)}, the variable {variable.shape}")
+                         f"{shape or tuple(raw.shape)}, the variable {variable.shape}")
     if raw.dtype != variable.dtype:
         raise ValueError(f"the gradient for variable '{variable.name}' has dtype "
                          f"{raw.dtype.name}, the variable {variable.dtype.name}; cast it with "

@@ -1,6 +1,7 @@
 """training.checkpoint: resuming gives exactly the uninterrupted run, saves are atomic, and
 mismatches are reported in one message."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -8,7 +9,8 @@ import pytest
 import framework as fw
 from layers import MLP, Dense, Dropout, Model
 from optimizers import SGD, Adam, schedules
-from training.checkpoint import CheckpointMismatchError, restore_checkpoint, save_checkpoint
+from training.checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
+                                 remove_stale_temporaries, restore_checkpoint, save_checkpoint)
 
 
 class Net(Model):
@@ -202,3 +204,28 @@ def test_a_single_optimizer_and_a_file_that_is_not_a_checkpoint(tmp_path):
     np.savez(tmp_path / "weights.npz", kernel=np.zeros(2))
     with pytest.raises(ValueError, match="is not a checkpoint"):
         restore_checkpoint(tmp_path / "weights.npz", model)
+
+
+def test_read_extra_and_damaged_files_are_one_error_naming_the_file(tmp_path):
+    path, _, _ = saved(tmp_path)
+    assert read_extra(path) == {"epoch": 1}
+    data = path.read_bytes()
+    for name, content in [("cut.npz", data[:len(data) // 2]), ("empty.npz", b""),
+                          ("text.npz", b"not a zip"), ("missing.npz", None)]:
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+        for read in (read_extra, lambda p: restore_checkpoint(p, *fresh())):
+            with pytest.raises(CheckpointReadError, match=re.escape(str(tmp_path / name))):
+                read(tmp_path / name)
+    np.save(tmp_path / "array.npy", np.zeros(3))
+    with pytest.raises(CheckpointReadError, match="not a readable checkpoint"):
+        read_extra(tmp_path / "array.npy")
+
+
+def test_stale_temporaries_of_killed_saves_are_removed(tmp_path):
+    path, _, _ = saved(tmp_path)
+    for name in ("ck.a1b2.npz.tmp", "ck.zz.npz.tmp", "other.a1.npz.tmp", "ck.npz.bak"):
+        (tmp_path / name).write_bytes(b"PK partial")
+    assert remove_stale_temporaries(path) == ["ck.a1b2.npz.tmp", "ck.zz.npz.tmp"]
+    assert sorted(os.listdir(tmp_path)) == ["ck.npz", "ck.npz.bak", "other.a1.npz.tmp"]
+    assert read_extra(path) == {"epoch": 1}

@@ -349,6 +349,37 @@ def test_csv_errors_name_file_and_line(tmp_path):
         load_dataset({"name": "csv", "path": str(tmp_path / "missing.csv")}, seed=0)
 
 
+def test_features_that_are_not_finite_are_refused_naming_file_column_and_row(tmp_path):
+    rows = "a,b,label\n" + "".join(f"{i},{i % 4},{i % 2}\n" for i in range(20))
+    for cell, shown in (("nan", "'nan'"), ("-inf", "'-inf'")):
+        path = write_csv(tmp_path / "d.csv", rows.replace("5,1,1", f"5,{cell},1"))
+        with pytest.raises(DataError, match=rf"d\.csv:7: column b: {shown} is not a finite"):
+            load_dataset({"name": "csv", "path": path}, seed=0)
+    path = write_csv(tmp_path / "big.csv", rows.replace("5,1,1", "5,1e39,1"))
+    with pytest.raises(DataError, match=r"big\.csv \(as float32\): feature column b, row \d+: "
+                                        r"inf is not a finite number"):
+        load_dataset({"name": "csv", "path": path}, seed=0)
+    x = np.zeros((10, 2, 2))
+    x[4, 1, 0] = np.inf
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(10) % 2)
+    with pytest.raises(DataError, match=r"d\.npz: array 'x': feature column #2, row 4: inf"):
+        load_dataset({"name": "npz", "path": str(tmp_path / "d.npz")}, seed=0)
+
+
+def test_label_faults_are_blamed_on_the_labels(tmp_path):
+    y = np.arange(30) % 3
+    for label, shown in ((7, "7"), (-1, "-1")):
+        y_bad = y.copy()
+        y_bad[4] = label
+        np.savez(tmp_path / "d.npz", x=np.ones((30, 2)), y=y_bad)
+        with pytest.raises(DataError, match=rf"d\.npz: array 'y': only one example has label "
+                                            rf"{shown};"):
+            load_dataset({"name": "npz", "path": str(tmp_path / "d.npz")}, seed=0)
+    np.savez(tmp_path / "n.npz", x=np.ones((30, 2)), y=np.where(y == 1, np.nan, y))
+    with pytest.raises(DataError, match=r"n\.npz: array 'y': label 1 is nan"):
+        load_dataset({"name": "npz", "path": str(tmp_path / "n.npz")}, seed=0)
+
+
 # --- spec checking --------------------------------------------------------------
 
 def test_unknown_key_names_it_and_lists_valid_ones():

@@ -485,3 +485,47 @@ def test_a_plan_whose_variable_is_gone_traces_again():
     gc.collect()
     assert f(fw.constant(3.0)).numpy() == 15.0
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_sparse_gradients_of_a_gather_inside():
+    def run(compiled):
+        table = fw.Variable(np.arange(12.0, dtype=np.float32).reshape(6, 2))
+        opt = SGD(0.1, momentum=0.5)
+
+        def step(ids):
+            with fw.GradientTape() as tape:
+                loss = fw.reduce_sum(fw.square(fw.gather(table, ids)))
+            (grad,) = tape.gradient(loss, [table])
+            opt.apply_gradients([(grad, table)])
+            return fw.convert_to_tensor(grad) * 1.0
+
+        fn = fw.function(step) if compiled else step
+        outs = [fn(fw.constant([k % 6, (k + 2) % 6, k % 6])).numpy() for k in range(4)]
+        return outs, table.numpy()
+
+    (eager, eager_table), (traced, traced_table) = run(False), run(True)
+    for a, b in zip(eager, traced):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(eager_table, traced_table)
+
+
+def test_the_runners_finite_check_runs_on_every_call_before_the_update():
+    from training.divergence import NonFiniteStep, check_step
+    var = fw.Variable([1.0, 2.0])
+    opt = SGD(0.1)
+
+    @fw.function
+    def step(x):
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_sum(var * x)
+        grads = [tape.gradient(loss, var)]
+        check_step(loss, [[var]], [grads])
+        opt.apply_gradients(zip(grads, [var]))
+        return loss
+
+    step(fw.constant([1.0, 1.0]))
+    before = var.numpy()
+    with pytest.raises(NonFiniteStep, match="the loss is nan"):
+        step(fw.constant([np.nan, 1.0]))
+    np.testing.assert_array_equal(var.numpy(), before)
+    assert step.experimental_get_tracing_count() == 1

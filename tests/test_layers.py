@@ -74,7 +74,7 @@ def test_custom_layer_with_add_weight_and_super_build():
     assert np.allclose(layer(np.ones((2, 3), np.float32)).numpy(), 1.0)
     assert layer.trainable_variables == [layer.scale]
     assert layer.non_trainable_variables == [layer.count]
-    assert layer.scale.name == f"{layer.name}/scale"
+    assert layer.scale.name == "scale" and layer.scale.path == f"{layer.name}/scale"
 
 
 # --- tracking and names ---------------------------------------------------------------------
@@ -85,7 +85,8 @@ def test_auto_names_are_unique_and_variable_names_follow_the_calling_layers():
     model = SeedMLP()
     model(batch(1, 8, 8))
     assert model.name.startswith("seed_mlp")
-    names = [v.name for v in model.variables]
+    assert [v.name for v in model.variables] == ["kernel", "bias", "kernel", "bias"]
+    names = [v.path for v in model.variables]
     assert names == [f"{model.name}/{model.dense1.name}/kernel",
                      f"{model.name}/{model.dense1.name}/bias",
                      f"{model.name}/{model.dense2.name}/kernel",
@@ -139,7 +140,7 @@ def test_structural_paths_match_between_two_models_built_the_same_way():
     first.build((None, 3))
     second.build((None, 3))
     assert list(first.named_variables()) == list(second.named_variables())
-    assert [v.name for v in first.variables] != [v.name for v in second.variables]
+    assert [v.path for v in first.variables] != [v.path for v in second.variables]
 
 
 # --- freezing -------------------------------------------------------------------------------

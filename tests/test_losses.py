@@ -155,3 +155,138 @@ def test_sparse_cross_entropy_gradient_for_every_label_dtype(dtype, shape, depth
     np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
     picked = np.take_along_axis(np.log(softmax), labels[..., None].astype(np.intp), -1)[..., 0]
     np.testing.assert_allclose(loss.numpy(), -picked.mean(), rtol=1e-12)
+
+
+with open(os.path.join(os.path.dirname(__file__), "reference",
+                       "keras_metrics_reference.json")) as f:
+    MORE = json.load(f)
+MORE_INPUTS = {key: np.array(value, np.float32 if np.array(value).dtype.kind == "f" else None)
+               for key, value in MORE["inputs"].items()}
+FUNCTIONS, CLASSES = MORE["losses"]["functions"], MORE["losses"]["classes"]
+
+
+@pytest.mark.parametrize("case", sorted(FUNCTIONS))
+def test_every_loss_function_gives_kerass_numbers(case):
+    """Includes hinge with {0, 1}, {-1, 1} and other labels (only {0, 1} are mapped), and the
+    cosine similarity along either axis (negative, as Keras)."""
+    name, y_true, y_pred, kwargs = MORE["losses"]["function_args"][case]
+    value = getattr(L, name)(MORE_INPUTS[y_true], MORE_INPUTS[y_pred], **kwargs)
+    assert value.dtype == fw.float32
+    np.testing.assert_allclose(value.numpy(), FUNCTIONS[case], rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", L.REDUCTIONS)
+@pytest.mark.parametrize("case", sorted(CLASSES))
+def test_every_loss_class_and_reduction_gives_kerass_numbers(case, reduction):
+    spec = CLASSES[case]
+    loss = getattr(L, spec["class"])(reduction=reduction, **spec["kwargs"])
+    y_true, y_pred = MORE_INPUTS[spec["y_true"]], MORE_INPUTS[spec["y_pred"]]
+    expected = spec["results"][str(reduction)]
+    np.testing.assert_allclose(loss(y_true, y_pred).numpy(), expected["plain"], rtol=2e-6,
+                               atol=1e-6)
+    weighted = loss(fw.constant(y_true), fw.constant(y_pred),
+                    sample_weight=MORE_INPUTS["weights6"].tolist())
+    np.testing.assert_allclose(weighted.numpy(), expected["weighted"], rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", sorted(CLASSES))
+def test_loss_configs_are_kerass_and_round_trip(case):
+    """Keras's configs, plus the settings Keras's Huber and CosineSimilarity leave out of
+    theirs (delta, axis), so that ours round-trip."""
+    spec = CLASSES[case]
+    loss = getattr(L, spec["class"])(**spec["kwargs"])
+    extra = {key: value for key, value in loss.get_config().items()
+             if key not in spec["config"]}
+    assert extra == {"Huber": {"delta": 0.5}, "CosineSimilarity": {"axis": -1}}.get(case, {})
+    assert {k: v for k, v in loss.get_config().items() if k not in extra} == spec["config"]
+    again = L.deserialize(L.serialize(loss))
+    assert type(again) is type(loss) and again.get_config() == loss.get_config()
+
+
+def test_sum_over_batch_size_divides_by_the_count_not_the_weights():
+    per_example = L.mean_absolute_error([[0.0], [0.0], [0.0]], [[1.0], [2.0], [4.0]]).numpy()
+    weights = [2.0, 0.0, 0.5]
+    mean = L.MeanAbsoluteError()([[0.0], [0.0], [0.0]], [[1.0], [2.0], [4.0]], weights)
+    by_weights = L.MeanAbsoluteError(reduction="mean_with_sample_weight")(
+        [[0.0], [0.0], [0.0]], [[1.0], [2.0], [4.0]], weights)
+    assert float(mean) == pytest.approx((per_example * weights).sum() / 3)
+    assert float(by_weights) == pytest.approx((per_example * weights).sum() / 2.5)
+
+
+@pytest.mark.parametrize("identifier, expected", [
+    ("mse", L.mean_squared_error), ("MSE", L.mean_squared_error), ("kld", L.kl_divergence),
+    ("mae", L.mean_absolute_error), ("huber", L.huber), ("log_cosh", L.log_cosh),
+    ("bce", L.binary_crossentropy), ("categorical_hinge", L.categorical_hinge)])
+def test_get_returns_functions_by_their_names(identifier, expected):
+    assert L.get(identifier) is expected
+
+
+def test_get_instantiates_classes_and_configs():
+    assert type(L.get("Huber")) is L.Huber
+    loss = L.get({"class_name": "CategoricalCrossentropy", "config": {"from_logits": True}})
+    assert isinstance(loss, L.CategoricalCrossentropy) and loss.from_logits
+    assert L.get(None) is None and L.get(L.hinge) is L.hinge
+    with pytest.raises(ValueError, match="unknown loss 'hubber'; did you mean 'huber'"):
+        L.get("hubber")
+
+
+def test_classes_take_kerass_positional_arguments():
+    assert L.MeanSquaredError("sum").reduction == "sum"
+    assert L.Huber(0.3, None).delta == 0.3 and L.Huber(0.3, None).reduction is None
+    assert L.BinaryCrossentropy(True, 0.1).label_smoothing == 0.1
+
+
+def test_loss_classes_compute_in_their_dtype():
+    """Keras's dtype (floatx by default): float64 predictions give a float32 loss unless the
+    loss is asked for float64, which keeps float64 gradients."""
+    y = np.array([[0.5, 1.5]])
+    assert L.LogCosh()(y, y * 2).dtype == fw.float32
+    x = fw.Variable(y * 2)
+    with fw.GradientTape() as tape:
+        value = L.LogCosh(dtype="float64")(y, x)
+    assert value.dtype == fw.float64 and tape.gradient(value, x).dtype == fw.float64
+
+
+def test_cosine_similarity_is_minus_one_for_aligned_vectors_and_zero_vectors_stay_finite():
+    assert L.cosine_similarity([[1.0, 2.0]], [[2.0, 4.0]]).numpy()[0] == pytest.approx(-1.0)
+    assert L.cosine_similarity([[0.0, 0.0]], [[1.0, 1.0]]).numpy()[0] == 0.0
+
+
+def test_log_cosh_does_not_overflow():
+    value = L.log_cosh([[0.0]], [[200.0]]).numpy()[0]
+    assert value == pytest.approx(200.0 - np.log(2.0))
+
+
+TARGETS_REG = np.array([[1.0, -2.0, 0.5], [0.3, 2.0, -1.0]])
+PREDICTIONS = np.array([[0.3, -1.2, 2.0], [1.5, 0.2, -0.7]])
+
+
+@pytest.mark.parametrize("loss", [
+    lambda y: L.mean_absolute_error(TARGETS_REG, y),
+    lambda y: L.mean_absolute_percentage_error(TARGETS_REG, y),
+    lambda y: L.mean_squared_logarithmic_error(np.abs(TARGETS_REG), y * y + 0.1),
+    lambda y: L.huber(TARGETS_REG, y, delta=1.0),
+    lambda y: L.log_cosh(TARGETS_REG, y),
+    lambda y: L.kl_divergence([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], fw.nn.softmax(y)),
+    lambda y: L.poisson(np.abs(TARGETS_REG), fw.exp(y)),
+    lambda y: L.cosine_similarity(TARGETS_REG, y),
+    lambda y: L.cosine_similarity(TARGETS_REG, y, axis=0),
+    lambda y: L.hinge([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], y),
+    lambda y: L.squared_hinge([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]], y),
+    lambda y: L.categorical_hinge([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], y),
+    lambda y: L.Huber(0.5, dtype="float64")(TARGETS_REG, y, sample_weight=[1.0, 2.0]),
+    lambda y: L.CosineSimilarity(reduction="sum", dtype="float64")(TARGETS_REG, y),
+], ids=["mae", "mape", "msle", "huber", "log_cosh", "kl_divergence", "poisson", "cosine",
+        "cosine_axis0", "hinge", "squared_hinge", "categorical_hinge", "Huber_weighted",
+        "CosineSimilarity_sum"])
+def test_new_loss_gradients_match_finite_differences(loss):
+    """Orders 1 and 2 in float64, at points away from the kinks (|error| = delta, a margin of
+    exactly 1, a zero error)."""
+    fw.test.check_gradients(loss, PREDICTIONS, order=2)
+
+
+def test_unsupported_keras_settings_are_refused():
+    with pytest.raises(ValueError, match="ignore_class=3 is not supported"):
+        L.SparseCategoricalCrossentropy(ignore_class=3)
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        L.Huber(reduction="average")

@@ -131,6 +131,19 @@ def test_refusals_stop_every_rank_with_one_clear_line(config, tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+@pytest.mark.mpi
+def test_a_diverging_run_stops_every_rank_at_the_same_step(tmp_path):
+    """The ranks decide on the averaged gradients, the same everywhere: all stop at one step,
+    the root alone says so, and the exit status is the divergence's."""
+    proc = launch(ROOT / "configs/regression.toml", tmp_path / "run", "--set",
+                  "optimizer.learning_rate=1e6", "--set", "output.plot=false", check=False)
+    assert proc.returncode == 3, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("tape-train")]
+    assert len(lines) == 1 and "(rank 0)" in lines[0] and "Traceback" not in proc.stderr
+    assert "the run diverged at epoch 1, step" in lines[0]
+    assert not (tmp_path / "run/checkpoint.npz").exists()
+
+
 def test_started_by_mpiexec_without_mpi4py_is_one_clear_line(config, tmp_path, monkeypatch,
                                                              capsys):
     monkeypatch.setattr(distributed, "_w", distributed._World())

@@ -12,6 +12,7 @@ made here and raise ``ConfigError`` naming the config key.
 from __future__ import annotations
 
 import functools
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ import layers
 import optimizers
 
 from .config import Source
-from .data import Dataset
+from .data import DataError, Dataset
 from .optimizer_schema import optimizer_class, schedule_class
 
 
@@ -48,7 +49,7 @@ class Training:
     model: layers.Sequential
     groups: list[OptimizerGroup]
     loss_fn: Callable[[Any, Any], fw.Tensor]
-    metrics: dict[str, Callable[[np.ndarray, np.ndarray], float]]
+    metrics: dict[str, fw.metrics.Metric]
 
     @property
     def optimizers(self) -> dict[str, optimizers.Optimizer]:
@@ -148,6 +149,7 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
     else:
         units, why = 1, "one output per example"
     if last["units"] != units:
+        _check_label_range(data, position, last["units"], loss)
         raise source.error(f"model.layers[{position}].units",
                            f"expected {units} ({why}; {described} with loss {loss!r}), "
                            f"got {last['units']}")
@@ -155,19 +157,54 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
         if metric == "accuracy" and data.task == "regression":
             raise source.error("metrics", f"'accuracy' needs class labels, but {described}; "
                                           f"use 'mae' or 'mse'")
-        if metric != "accuracy" and data.task != "regression":
+        cls = fw.metrics.METRICS.lookup(metric)
+        if not _compares_predictions(cls):
+            raise source.error("metrics", f"{metric!r} does not compare labels with "
+                                          f"predictions, so the runner cannot feed it")
+        distance = issubclass(cls, _DISTANCES)
+        if distance and data.task != "regression":
             raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
                                           f"but {described}; use 'accuracy'")
 
 
-def _metric(name: str, loss: dict[str, Any]) -> Callable[[np.ndarray, np.ndarray], float]:
-    """A metric as a function of (labels, predictions) NumPy arrays: a per-example mean."""
-    if name == "mae":
-        return lambda y, p: float(np.mean(np.abs(p - y)))
-    if name == "mse":
-        return lambda y, p: float(np.mean((p - y) ** 2))
-    if loss["name"] == "binary_crossentropy":
-        threshold = 0.0 if loss["from_logits"] else 0.5
-        return lambda y, p: np.count_nonzero((p > threshold) == (y > 0.5)) / y.size
-    # (every training step asks: the array method and a count skip NumPy's Python wrappers)
-    return lambda y, p: np.count_nonzero(p.argmax(axis=-1) == y) / y.size
+def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> None:
+    """Integer labels at or past the last layer's width are blamed on the labels first: a label
+    of 200 among digits is a broken label far more often than a wish for 201 classes."""
+    if loss != "sparse_categorical_crossentropy" or data.classes is not None \
+            or data.num_classes <= units:
+        return
+    count = sum(int(np.count_nonzero(y >= units)) for y in (data.y_train, data.y_test))
+    raise DataError(f"{data.labels}: label {data.num_classes - 1} ({count} example"
+                    f"{'s' if count > 1 else ''} with a label of {units} or more) is out of "
+                    f"range for model.layers[{position}].units = {units}, whose class ids are 0 "
+                    f"to {units - 1}; correct the labels, or set model.layers[{position}].units "
+                    f"= {data.num_classes} for {data.num_classes} classes")
+
+
+_DISTANCES = (fw.metrics.MeanSquaredError, fw.metrics.MeanAbsoluteError,
+              fw.metrics.RootMeanSquaredError)
+
+
+def _compares_predictions(cls: type) -> bool:
+    """Whether a metric class is built with no arguments and updated with (y_true, y_pred)
+    (not ``Mean``'s values, nor a wrapper's function)."""
+    required = [p for p in inspect.signature(cls).parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return not required and "y_pred" in inspect.signature(cls.update_state).parameters
+
+
+def _metric(name: str, loss: dict[str, Any]) -> fw.metrics.Metric:
+    """The ``fw.metrics`` object a config's metric name asks for (through its registry).
+
+    ``"accuracy"`` means what Keras's ``compile`` makes of it: the accuracy that suits the
+    loss, binary (at the logits' threshold 0, or the probabilities' 0.5) or sparse
+    categorical. A metric that takes ``from_logits`` (AUC) gets the loss's."""
+    logits = loss.get("from_logits", False)
+    if name == "accuracy":
+        if loss["name"] == "binary_crossentropy":
+            return fw.metrics.BinaryAccuracy(name=name, threshold=0.0 if logits else 0.5)
+        return fw.metrics.SparseCategoricalAccuracy(name=name)
+    cls = fw.metrics.METRICS.lookup(name)
+    if "from_logits" in inspect.signature(cls).parameters:
+        return cls(name=name, from_logits=logits)
+    return cls(name=name)

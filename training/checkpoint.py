@@ -15,24 +15,45 @@ works. A save writes a temporary file beside the target, flushes it to disk and 
 the target, so an interrupted save leaves the previous checkpoint whole. A restore checks
 everything first (names, shapes, dtypes) and reports every mismatch in one error; then nothing
 has been changed.
+
+A file that cannot be read as a checkpoint at all (cut short by a full disk, damaged, or not a
+checkpoint) raises ``CheckpointReadError`` naming the file, whatever the archive reader's own
+exception was. ``read_extra`` reads only the ``extra`` dict, so a caller can compare what it
+describes (the runner: the config) before building anything into it. A save killed outright
+(``kill -9``, a power cut) can leave its temporary file beside the target;
+``remove_stale_temporaries`` clears those before the next save.
 """
+import glob
 import json
 import os
 import tempfile
 import warnings
+import zipfile
+import zlib
 
 import numpy as np
 
 from framework import backend
 
-__all__ = ["CheckpointMismatchError", "restore_checkpoint", "save_checkpoint"]
+__all__ = ["CheckpointMismatchError", "CheckpointReadError", "read_extra",
+           "remove_stale_temporaries", "restore_checkpoint", "save_checkpoint"]
 
 _FORMAT = 1
 _EXTRA_KEY, _FORMAT_KEY = "__extra__", "__format__"
+_TEMPORARY_SUFFIX = ".npz.tmp"
+# What reading a damaged archive can raise: the zip layer, the compressed stream, NumPy's header
+# parser, a missing entry, the JSON of ``extra``, the file system.
+# parser, a missing entry, the JSON of ``extra``, the file system; TypeError: a ``.npy`` array.
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError,
+                TypeError, UnicodeDecodeError)
 
 
 class CheckpointMismatchError(ValueError):
     """The checkpoint and the objects restored into it do not match; the message lists how."""
+
+
+class CheckpointReadError(ValueError):
+    """The file is missing, damaged or not a checkpoint; the message names it and says how."""
 
 
 def save_checkpoint(path, model, optimizers=None, extra=None):
@@ -72,11 +93,8 @@ def restore_checkpoint(path, model, optimizers=None, strict=True):
     the matching part is restored. Shape and dtype mismatches always raise.
     """
     named = _named_variables(model, "restore_checkpoint()")
-    with np.load(os.fspath(path), allow_pickle=False) as archive:
-        stored = {key: archive[key] for key in archive.files}
-    if int(stored.pop(_FORMAT_KEY, -1)) != _FORMAT:
-        raise ValueError(f"restore_checkpoint: {path} is not a checkpoint of format {_FORMAT}")
-    extra = json.loads(str(stored.pop(_EXTRA_KEY)))
+    stored = _read(path, all_entries=True)
+    extra = stored.pop(_EXTRA_KEY)
     missing, wrong = [], []
     model_values = _match({f"model/{p}": v for p, v in named.items()}, stored, missing, wrong)
     states = {key: _optimizer_state(key, optimizer, named, stored, missing, wrong)
@@ -94,6 +112,47 @@ def restore_checkpoint(path, model, optimizers=None, strict=True):
     for key, optimizer in _as_dict(optimizers).items():
         optimizer.set_state(states[key])
     return extra
+
+
+def read_extra(path):
+    """The ``extra`` dict of the checkpoint at ``path``, without reading its arrays."""
+    return _read(path, all_entries=False)[_EXTRA_KEY]
+
+
+def remove_stale_temporaries(path):
+    """Delete the temporary files that saves to ``path`` killed mid-write left beside it; return
+    their names. Call it only where no save to ``path`` is under way."""
+    directory = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    removed = []
+    for leftover in sorted(glob.glob(os.path.join(glob.escape(directory),
+                                                  f"{glob.escape(stem)}.*{_TEMPORARY_SUFFIX}"))):
+        os.unlink(leftover)
+        removed.append(os.path.basename(leftover))
+    return removed
+
+
+def _read(path, all_entries):
+    """The archive's entries (all, or only format and extra), ``extra`` parsed; any failure to
+    read it is one ``CheckpointReadError`` naming the file."""
+    path = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            keys = archive.files if all_entries else [k for k in (_FORMAT_KEY, _EXTRA_KEY)
+                                                      if k in archive.files]
+            stored = {key: archive[key] for key in keys}
+        if int(stored.pop(_FORMAT_KEY, -1)) != _FORMAT:
+            raise CheckpointReadError(f"{path} is not a checkpoint of format {_FORMAT} (no "
+                                      f"{_FORMAT_KEY} entry, or another format)")
+        stored[_EXTRA_KEY] = json.loads(str(stored[_EXTRA_KEY]))
+    except FileNotFoundError:
+        raise CheckpointReadError(f"{path}: no such checkpoint file") from None
+    except CheckpointReadError:
+        raise
+    except _READ_ERRORS as error:
+        raise CheckpointReadError(f"{path}: not a readable checkpoint (truncated or damaged: "
+                                  f"{type(error).__name__}: {error})") from None
+    return stored
 
 
 def _as_dict(optimizers):
@@ -155,7 +214,8 @@ def _write_atomically(path, arrays):
     """Write the archive to a temporary file beside ``path``, fsync it, rename it over ``path``."""
     directory = os.path.dirname(os.path.abspath(path))
     stem = os.path.splitext(os.path.basename(path))[0]
-    handle, temporary = tempfile.mkstemp(prefix=f"{stem}.", suffix=".npz.tmp", dir=directory)
+    handle, temporary = tempfile.mkstemp(prefix=f"{stem}.", suffix=_TEMPORARY_SUFFIX,
+                                         dir=directory)
     try:
         with os.fdopen(handle, "wb") as f:
             np.savez(f, **arrays)

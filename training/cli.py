@@ -1,8 +1,11 @@
 """``tape-train CONFIG`` (also ``python -m training CONFIG``): train what a TOML file describes.
 
 The command line only chooses what to do with the config: overrides, printing it, resuming or
-overwriting a run, quiet progress for CI. Every error a user can fix (config, data, run folder)
-is one line on stderr and exit status 2, never a traceback.
+overwriting a run, quiet progress for CI. Every error a user can fix (config, data, run folder,
+checkpoint, a full or read-only disk) is one line on stderr and exit status 2, never a
+traceback; a run stopped by a loss or gradient that is not finite exits with 3, Ctrl-C with 130.
+The lines that suggest a command (Ctrl-C, a refused resume) give this command's own ``--set``,
+``--output`` and ``--no-progress``, so that they can be pasted as they are.
 
 Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs this command; the root alone
 prints the config, the progress and the results. A rank's own error is printed with its rank,
@@ -14,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+from typing import Any
 
 import framework as fw
 
-from .config import ConfigError, dump_toml, load_config
+from .config import ConfigError, apply_override, dump_toml, load_config, parse_key, read_toml
 
 EPILOG = """examples:
   tape-train configs/layerwise_mlp.toml
@@ -61,17 +66,14 @@ def main(argv: list[str] | None = None) -> int:
         fw.distributed.init()  # first, as hvd.init(): under MPI, every rank joins the job here
     except RuntimeError as error:  # started by mpiexec, but mpi4py is missing
         return _fail(str(error), ranked=False)
-    overrides = list(args.overrides)
-    if args.output:
-        overrides.append(f"output_dir={json.dumps(args.output)}")
     try:
-        config, source = load_config(args.config, overrides)
+        config, source = load_config(args.config, _overrides(args, args.overrides))
         if args.print_config:
             if fw.distributed.is_root():
                 print(dump_toml(config), end="")
             return 0
         from .data import DataError
-        from .loop import RunError, train
+        from .loop import ConfigChanged, Diverged, RunError, train
         from .parallel import ReportedByRoot
     except ConfigError as error:
         return _fail(str(error))
@@ -81,18 +83,99 @@ def main(argv: list[str] | None = None) -> int:
     try:
         final = train(config, source, resume=args.resume, overwrite=args.overwrite,
                       progress=not args.no_progress)
-    except (ConfigError, DataError, RunError) as error:
+    except ConfigChanged as error:
+        return _fail(f"{error}; {_resume_hint(args, error)}")
+    except Diverged as error:  # every rank meets it at the same step: the root says it
+        return _fail(str(error), status=error.status, quiet=not fw.distributed.is_root())
+    except RunError as error:
+        return _fail(str(error), status=error.status)
+    except (ConfigError, DataError) as error:
         return _fail(str(error))
+    except OSError as error:  # every write is checked where it is made; this is the last net
+        return _fail(f"{error.filename or 'a file of the run'}: {error.strerror or error}")
     except ReportedByRoot:
         return 2
-    except KeyboardInterrupt:  # mpiexec passes Ctrl-C to every rank: the root says it once
-        return _fail(f"interrupted; the last checkpoint is intact: continue with "
-                     f"tape-train {args.config} --resume", status=130,
+    except KeyboardInterrupt as error:  # mpiexec passes Ctrl-C to every rank: the root says it
+        return _fail(_interrupted_hint(args, error), status=130,
                      quiet=not fw.distributed.is_root())
     if fw.distributed.is_root():
         for key, value in final.items():
             print(f"test {key.removeprefix('test_')}: {value:.4f}")
     return 0
+
+
+def _overrides(args: argparse.Namespace, overrides: list[str]) -> list[str]:
+    """The ``--set`` assignments with ``--output`` as the last one (it wins over the file)."""
+    return [*overrides, *([f"output_dir={json.dumps(args.output)}"] if args.output else [])]
+
+
+def command(args: argparse.Namespace, overrides: list[str], mode: str | None,
+            config: str | None = None) -> str:
+    """The shell command that runs ``config`` (default: this one's) with ``overrides``, this
+    command's ``--output`` and ``--no-progress``, and ``mode`` (``--resume``, ``--overwrite``)."""
+    parts = ["tape-train", config or args.config]
+    for assignment in overrides:
+        parts += ["--set", assignment]
+    if args.output:
+        parts += ["--output", args.output]
+    if args.no_progress:
+        parts.append("--no-progress")
+    return shlex.join(parts + ([mode] if mode else []))
+
+
+def _interrupted_hint(args: argparse.Namespace, error: KeyboardInterrupt) -> str:
+    if getattr(error, "checkpointed", False):
+        return (f"interrupted; the last checkpoint is intact: continue with "
+                f"{command(args, args.overrides, '--resume')}")
+    if getattr(error, "wrote", False):
+        return (f"interrupted before this run's first checkpoint; start it again with "
+                f"{command(args, args.overrides, '--overwrite')}")
+    mode = "--resume" if args.resume else ("--overwrite" if args.overwrite else None)
+    return (f"interrupted before anything was written; start it again with "
+            f"{command(args, args.overrides, mode)}")
+
+
+def _resume_hint(args: argparse.Namespace, error: Any) -> str:
+    """A command that resumes the run in the folder (the saved values of the keys that differ,
+    else the run's own config.toml), each checked to resolve to the checkpoint's config."""
+    from .runfolder import MISSING, RESUMABLE_CHANGES, changed_keys
+    literals = [(tokens, _literal(saved)) for tokens, saved, _ in error.changes
+                if saved is not MISSING]
+    kept = [o for o in args.overrides if not _touches(args.config, o, error.changes)]
+    candidates = [] if any(text is None for _, text in literals) else \
+        [(None, kept + [f"{'.'.join(map(str, tokens))}={text}" for tokens, text in literals])]
+    saved_file = str(error.run_dir / "config.toml")
+    resumable = [o for o in args.overrides if o.partition("=")[0].strip().split(".")[0]
+                 in RESUMABLE_CHANGES]
+    candidates.append((saved_file, resumable))
+    for config, overrides in candidates:
+        try:
+            resolved, _ = load_config(config or args.config, _overrides(args, overrides))
+        except ConfigError:
+            continue
+        if not changed_keys(error.saved, resolved):
+            return (f"to continue the run: {command(args, overrides, '--resume', config)}; to "
+                    f"start it again with this config: "
+                    f"{command(args, args.overrides, '--overwrite')}")
+    return (f"start it again with this config: {command(args, args.overrides, '--overwrite')}, "
+            f"or pass --output DIR for a new run")
+
+
+def _literal(value: Any) -> str | None:
+    """``value`` as a TOML literal for ``--set``, or None for a table (not one token)."""
+    text = dump_toml({"value": value})
+    return text[len("value = "):].strip() if text.startswith("value = ") \
+        and text.count("\n") == 1 else None
+
+
+def _touches(config_path: str, assignment: str, changes: list[tuple[list[Any], Any, Any]]) -> bool:
+    """Whether ``--set assignment`` sets one of the changed keys, or a table inside one."""
+    try:
+        raw = read_toml(config_path)
+        tokens = parse_key(apply_override(raw, assignment))
+    except ConfigError:
+        return False
+    return any(tokens[:len(key)] == key or key[:len(tokens)] == tokens for key, _, _ in changes)
 
 
 def _fail(message: str, status: int = 2, quiet: bool = False, ranked: bool = True) -> int:

@@ -1,7 +1,8 @@
 """Datasets for the training runner: ``load_dataset(spec, seed)`` turns a run
 config's ``[data]`` table into float32 train/test arrays. Sources are
 scikit-learn's bundled and generated sets, MNIST IDX files, ``.npz`` archives
-and CSV files, all local or computed, so runs never download and work offline.
+and CSV files (read by ``training.datafiles``), all local or computed, so runs
+never download and work offline.
 
 Spec keys are checked strictly: a typo such as ``nosie`` that silently fell
 back to a default would waste a whole run.
@@ -9,27 +10,23 @@ back to a default would waste a whole run.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import math
-import struct
-import zipfile
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
+import framework as fw
 from sklearn import datasets as skdata
 from sklearn.model_selection import train_test_split
 
+from .datafiles import (DataError, Loaded, load_csv, load_mnist_idx, load_npz, read_idx,
+                        require_finite)
+
+__all__ = ["DataError", "Dataset", "iterate_batches", "load_dataset", "num_batches", "read_idx"]
+
 TASKS = ("classification", "binary", "regression")
-
-
-class DataError(ValueError):
-    """A dataset spec or data file is invalid; the message names the key or file."""
 
 
 @dataclass
@@ -49,196 +46,17 @@ class Dataset:
     task: str
     num_classes: int
     num_features: int
-
-
-class _Loaded(NamedTuple):
-    """A source's samples; ``test`` is set when the source comes already split,
-    ``task`` is None when it is to be inferred from the labels."""
-
-    x: np.ndarray
-    y: np.ndarray
-    task: str | None
-    test: tuple[np.ndarray, np.ndarray] | None = None
-
-
-_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
-
-
-def _read_bytes(path: Path) -> bytes:
-    """Contents of ``path``, gunzipped when they start with the gzip magic: by
-    content, not name, since browsers often unpack ``.gz`` downloads in place."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as error:
-            raise DataError(f"{path}: corrupt gzip data: {error}") from None
-    return raw
-
-
-def read_idx(path: str | Path) -> np.ndarray:
-    """Read an IDX file (raw or gzip'd) into an array of its own shape and dtype.
-
-    The format is two zero bytes, a dtype code, the number of dimensions, one
-    big-endian uint32 per dimension, then big-endian data. The data size must
-    match the dimensions exactly, so that a cut-off download is reported rather
-    than reshaped into garbage.
-    """
-    path = Path(path)
-    raw = _read_bytes(path)
-    if len(raw) < 4 or raw[:2] != b"\0\0" or raw[2] not in _IDX_DTYPES:
-        raise DataError(f"{path}: not an IDX file (bad magic number 0x{raw[:4].hex()})")
-    dtype = np.dtype(_IDX_DTYPES[raw[2]])
-    header_size = 4 + 4 * raw[3]
-    if len(raw) < header_size:
-        raise DataError(f"{path}: truncated IDX header")
-    dims = struct.unpack(f">{raw[3]}I", raw[4:header_size])
-    expected, found = math.prod(dims) * dtype.itemsize, len(raw) - header_size
-    if found != expected:
-        problem = "truncated IDX file" if found < expected else "IDX file has trailing bytes"
-        raise DataError(f"{path}: {problem}: dims {dims} of {dtype.name} need "
-                        f"{expected} data bytes, found {found}")
-    data = np.frombuffer(raw, dtype, offset=header_size).reshape(dims)
-    return data.astype(dtype.newbyteorder("="))  # native byte order, writable
-
-
-def _mnist_split(directory: Path, prefix: str) -> tuple[np.ndarray, np.ndarray]:
-    """Images flattened, pixels 0..255 scaled to 0..1, and their labels."""
-    def find(stem: str) -> Path:
-        path = next((p for p in (directory / stem, directory / f"{stem}.gz") if p.is_file()), None)
-        if path is None:
-            raise DataError(f"{directory}: missing {stem} (or {stem}.gz)")
-        return path
-
-    images_path = find(f"{prefix}-images-idx3-ubyte")
-    labels_path = find(f"{prefix}-labels-idx1-ubyte")
-    images, labels = read_idx(images_path), read_idx(labels_path)
-    if images.ndim != 3 or labels.ndim != 1:
-        raise DataError(f"{images_path}, {labels_path}: expected 3-D images and 1-D labels, "
-                        f"got shapes {images.shape} and {labels.shape}")
-    if len(images) != len(labels):
-        raise DataError(f"{images_path} has {len(images)} images but "
-                        f"{labels_path} has {len(labels)} labels")
-    return images.reshape(len(images), -1).astype(np.float32) / 255, labels
-
-
-def _mnist_idx(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
-    directory = Path(opts["path"])
-    if not directory.is_dir():
-        raise DataError(f"{where}.path: {directory}: directory not found")
-    test = _mnist_split(directory, "t10k")
-    return _Loaded(*_mnist_split(directory, "train"), "classification", test)
-
-
-def _npz(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
-    """Arrays ``x``/``y`` (or the spec's keys), or the file's own split when it
-    has x_train/y_train/x_test/y_test and no keys are given."""
-    path = Path(opts["path"])
-    try:
-        with np.load(path, allow_pickle=False) as archive:  # TypeError for a .npy array
-            arrays = {key: archive[key] for key in archive.files}
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except (OSError, ValueError, EOFError, TypeError, zipfile.BadZipFile) as error:
-        raise DataError(f"{path}: not a readable .npz archive: {error}") from None
-
-    def pair(x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
-        for key in (x_key, y_key):
-            if key not in arrays:
-                raise DataError(f"{path}: no array {key!r}; it has {', '.join(arrays) or 'none'}")
-        x, y = arrays[x_key], arrays[y_key]
-        if x.ndim == 0 or len(x) != len(y):
-            raise DataError(f"{path}: {x_key!r} has shape {x.shape} but {y_key!r} has {y.shape}")
-        return x, y
-
-    keys_given = opts["x_key"] is not None or opts["y_key"] is not None
-    if not keys_given and {"x_train", "y_train", "x_test", "y_test"} <= arrays.keys():
-        return _Loaded(*pair("x_train", "y_train"), opts["task"], pair("x_test", "y_test"))
-    return _Loaded(*pair(opts["x_key"] or "x", opts["y_key"] or "y"), opts["task"])
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _label_column(label: int | str, names: list[str] | None, width: int, path: Path,
-                  where: str) -> int:
-    if isinstance(label, str):
-        if names is None:
-            raise DataError(f"{where}.label: {label!r} names a column but {path} has no "
-                            "header row; give a column index or set header = true")
-        if label not in names:
-            raise DataError(f"{where}.label: no column {label!r} in {path}; "
-                            f"columns: {', '.join(names)}")
-        return names.index(label)
-    if not -width <= label < width:
-        raise DataError(f"{where}.label: column {label} out of range, {path} has {width} columns")
-    return label % width
-
-
-def _csv(opts: dict[str, Any], seed: int, where: str) -> _Loaded:
-    """Numeric feature columns plus one label column (numbers or class names).
-
-    With ``header = "auto"`` the first row is a header when it has a non-number
-    where the second row has a number: features must be numeric, so only a
-    header can do that.
-    """
-    path = Path(opts["path"])
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as file:
-            reader = csv.reader(file)
-            rows = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise DataError(f"{path}: cannot read CSV: {error}") from None
-    first = rows[0][1] if rows else []
-    header = opts["header"]
-    if header == "auto":
-        second = rows[1][1] if len(rows) > 1 else []
-        header = any(not _is_number(a) and _is_number(b)
-                     for a, b in zip(first, second, strict=False))
-    names = [name.strip() for name in first] if header else None
-    data = rows[1:] if header else rows
-    width = len(first)
-    if width < 2 or not data:
-        raise DataError(f"{path}: need a feature column, a label column and a data row")
-    for line, row in data:
-        if len(row) != width:
-            raise DataError(f"{path}:{line}: expected {width} columns, found {len(row)}")
-    label = _label_column(opts["label"], names, width, path, where)
-    table = np.array([row for _, row in data], dtype=str)
-    columns = [i for i in range(width) if i != label]
-    try:
-        x = table[:, columns].astype(np.float64)
-    except ValueError:
-        line, row, i = next((line, row, i) for line, row in data for i in columns
-                            if not _is_number(row[i]))
-        column = names[i] if names else f"#{i}"
-        raise DataError(f"{path}:{line}: column {column}: {row[i]!r} is not a number") from None
-    labels = np.char.strip(table[:, label])
-    if np.any(labels == ""):
-        raise DataError(f"{path}:{data[int(np.argmax(labels == ''))][0]}: missing label")
-    y = labels.astype(np.float64) if all(map(_is_number, labels)) else labels
-    return _Loaded(x, y, opts["task"])
+    labels: str = "the labels"  # where the labels come from, for errors about them
+    classes: np.ndarray | None = None  # the label of each class id, where they differ
 
 
 def _bundled(load: Callable[..., Any], task: str, opts: dict[str, Any], seed: int,
-             where: str) -> _Loaded:
-    return _Loaded(*load(return_X_y=True), task)
+             where: str) -> Loaded:
+    return Loaded(*load(return_X_y=True), task)
 
 
 def _generated(make: Callable[..., Any], task: str | None, opts: dict[str, Any], seed: int,
-               where: str, **fixed: Any) -> _Loaded:
+               where: str, **fixed: Any) -> Loaded:
     """Call a sklearn generator with the spec's parameters. Without
     n_informative every feature is informative, so n_features alone can be set."""
     params = {key: value for key, value in opts.items() if key not in _SPLIT}
@@ -248,7 +66,7 @@ def _generated(make: Callable[..., Any], task: str | None, opts: dict[str, Any],
         x, y = make(**params, **fixed, random_state=seed)
     except ValueError as error:  # a parameter combination that sklearn rejects
         raise DataError(f"{where}: {error}") from None
-    return _Loaded(x, y, task)
+    return Loaded(x, y, task)
 
 
 # key: (accepted types, description for errors, extra check)
@@ -270,7 +88,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str, Callable[[Any], bool] | None]] = {
 _REQUIRED = object()
 _PREPARE = {"standardize": False, "scale": 1.0}
 _SPLIT = {"test_size": 0.2, **_PREPARE}
-_SOURCES: dict[str, tuple[Callable[..., _Loaded], dict[str, Any]]] = {
+_SOURCES: dict[str, tuple[Callable[..., Loaded], dict[str, Any]]] = {
     "digits": (partial(_bundled, skdata.load_digits, "classification"), _SPLIT),
     "iris": (partial(_bundled, skdata.load_iris, "classification"), _SPLIT),
     "wine": (partial(_bundled, skdata.load_wine, "classification"), _SPLIT),
@@ -286,9 +104,9 @@ _SOURCES: dict[str, tuple[Callable[..., _Loaded], dict[str, Any]]] = {
     "regression": (partial(_generated, skdata.make_regression, "regression"),
                    {"n_samples": 1000, "n_features": 10, "n_informative": None,
                     "noise": 0.1, **_SPLIT}),
-    "mnist_idx": (_mnist_idx, {"path": _REQUIRED, **_PREPARE}),
-    "npz": (_npz, {"path": _REQUIRED, "x_key": None, "y_key": None, "task": None, **_SPLIT}),
-    "csv": (_csv, {"path": _REQUIRED, "label": -1, "header": "auto", "task": None, **_SPLIT}),
+    "mnist_idx": (load_mnist_idx, {"path": _REQUIRED, **_PREPARE}),
+    "npz": (load_npz, {"path": _REQUIRED, "x_key": None, "y_key": None, "task": None, **_SPLIT}),
+    "csv": (load_csv, {"path": _REQUIRED, "label": -1, "header": "auto", "task": None, **_SPLIT}),
 }
 
 
@@ -310,8 +128,10 @@ def _options(spec: dict[str, Any], defaults: dict[str, Any], where: str) -> dict
     return options
 
 
-def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndarray, str, int]:
-    """Labels as int64 class ids or float32 (n, 1) targets, with task and class count.
+def _encode_labels(y: np.ndarray, task: str | None,
+                   where: str) -> tuple[np.ndarray, str, int, np.ndarray | None]:
+    """Labels as int64 class ids or float32 (n, 1) targets, with task, class count and the
+    label of each class id where the ids were numbered here (None where they are the labels).
 
     Without a given task, integer labels mean classification ("binary" for two
     classes) and fractional ones regression. Non-negative integer labels stay
@@ -323,16 +143,21 @@ def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndar
     if y.ndim != 1:
         raise DataError(f"{where}: expected one label per sample, got shape {y.shape}")
     numeric = y.dtype.kind in "iuf"
-    whole = numeric and bool(np.all(np.isfinite(y) & (y == np.round(y))))
+    if numeric and not np.isfinite(y).all():
+        index = int(np.argmax(~np.isfinite(y)))
+        raise DataError(f"{where}: label {index} is {y[index]}; labels and targets must be "
+                        f"finite numbers or class names")
+    whole = numeric and bool(np.all(y == np.round(y)))
     integral = y.dtype.kind in "iu" or whole
     inferred = task is None
     task = task or ("regression" if numeric and not integral else "classification")
     if task == "regression":
         if not numeric:
             raise DataError(f"{where}: regression targets must be numbers, got {y.dtype}")
-        return y.astype(np.float32).reshape(-1, 1), task, 0
+        return y.astype(np.float32).reshape(-1, 1), task, 0, None
     if not integral and numeric:
         raise DataError(f"{where}: {task} labels must be integers or class names")
+    classes = None
     if integral and y.min(initial=0) >= 0:
         ids = y.astype(np.int64)
         num_classes = int(ids.max(initial=-1)) + 1
@@ -343,7 +168,7 @@ def _encode_labels(y: np.ndarray, task: str | None, where: str) -> tuple[np.ndar
         task = "binary"
     if task == "binary" and num_classes != 2:
         raise DataError(f"{where}: a binary task needs 2 classes (0/1), found {num_classes}")
-    return ids.astype(np.int64), task, num_classes
+    return ids.astype(np.int64), task, num_classes, classes
 
 
 def _standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -372,31 +197,62 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
         raise DataError(f"{where}.name: {problem}; expected one of {', '.join(_SOURCES)}")
     loader, defaults = _SOURCES[name]
     options = _options(spec, defaults, where)
-    x, y, task, test = loader(options, seed, where)
+    loaded = loader(options, seed, where)
+    x, y, task, test = loaded[:4]
     if test is not None and "test_size" in spec:
         raise DataError(f"{where}.test_size: not used, the data has its own test split")
 
     x_test, y_test = test if test is not None else (x[:0], y[:0])
-    labels, task, num_classes = _encode_labels(np.concatenate([y, y_test]), task, where)
+    described = loaded.labels or f"{where}: the labels of {name!r}"
+    labels, task, num_classes, classes = _encode_labels(np.concatenate([y, y_test]), task,
+                                                        described)
     y, y_test = labels[:len(y)], labels[len(y):]
     try:
-        x, x_test = (np.asarray(a, dtype=np.float32) for a in (x, x_test))
+        with np.errstate(over="ignore"):  # a value beyond float32's range: refused just below
+            x, x_test = (np.asarray(a, dtype=np.float32) for a in (x, x_test))
     except ValueError as error:
         raise DataError(f"{where}: features must be numbers: {error}") from None
     x, x_test = (a.reshape(len(a), math.prod(a.shape[1:])) for a in (x, x_test))
+    for part in (x, x_test):  # after the cast: a float64 beyond float32's range is infinite
+        require_finite(part, f"{loaded.features or where} (as float32)", loaded.columns)
+    if test is None and task != "regression":
+        _check_strata(y, classes, options["test_size"], described)
     if test is None:
         try:
             x, x_test, y, y_test = train_test_split(
                 x, y, test_size=options["test_size"], random_state=seed,
                 stratify=y if task != "regression" else None)
         except ValueError as error:
-            raise DataError(f"{where}.test_size: cannot split {len(y)} samples: {error}") from None
+            classes_in = "" if task == "regression" else f" of {num_classes} classes" + (
+                f" (labels: {loaded.labels})" if loaded.labels else "")
+            raise DataError(f"{where}.test_size: cannot split {len(y)} samples{classes_in}: "
+                            f"{error}") from None
     if options["scale"] != 1:
         x, x_test = x / np.float32(options["scale"]), x_test / np.float32(options["scale"])
     if options["standardize"]:
         x, x_test = _standardize(x, x_test)
     return Dataset(x.astype(np.float32), y, x_test.astype(np.float32), y_test,
-                   task, num_classes, x.shape[1])
+                   task, num_classes, x.shape[1], described, classes)
+
+
+def _check_strata(ids: np.ndarray, classes: np.ndarray | None, test_size: float,
+                  labels: str) -> None:
+    """A stratified split puts each class on both sides, so each needs two examples; a class
+    with one is most often a mistyped or out-of-range label, and is blamed as one."""
+    counts = np.bincount(ids)
+    single = np.flatnonzero(counts == 1)
+    if len(single):
+        shown = ", ".join(repr(_plain(classes[i] if classes is not None else i))
+                          for i in single[:5])
+        raise DataError(f"{labels}: only one example has label {shown}"
+                        f"{' (and each of the others)' if len(single) > 1 else ''}; the split "
+                        f"into train and test (test_size {test_size}) needs at least 2 examples "
+                        f"of each class: correct or drop such labels")
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it shows (``7``, ``'cat'``), for messages."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def num_batches(n: int, batch_size: int) -> int:
@@ -416,7 +272,8 @@ def iterate_batches(x: np.ndarray, y: np.ndarray, batch_size: int, rng: np.rando
     """
     if len(x) != len(y):
         raise ValueError(f"x has {len(x)} samples but y has {len(y)}")
-    count = num_batches(len(x), batch_size)
-    order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
-    return ((x[order[i * batch_size:(i + 1) * batch_size]],
-             y[order[i * batch_size:(i + 1) * batch_size]]) for i in range(count))
+    num_batches(len(x), batch_size)  # (checks batch_size)
+    batches = fw.data.Dataset.from_tensor_slices((x, y))
+    if shuffle:  # a full-buffer shuffle: one rng.permutation per epoch, drawn here
+        batches = batches.shuffle(max(len(x), 1), seed=rng)
+    return batches.batch(batch_size).as_numpy_iterator()

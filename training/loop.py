@@ -13,10 +13,18 @@ Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs this loop on its 
 batch and the ranks average their gradients; only the root writes files and prints
 (``training.parallel`` says who does what). Metrics are summed over each rank's rows and
 combined, weighted by rows, so they are those of the whole training and test sets.
+
+A run touches its folder only once everything it needs has passed its checks (config, folder,
+data, model, checkpoint), and writes each epoch's checkpoint before the epoch's metrics record,
+which the checkpoint also holds: whatever the moment a run is killed, a resume finds a
+checkpoint and rebuilds the records to match it (``training.runfolder`` has the folder's
+rules). A step whose loss or gradients are not finite is handled before it is applied, as the
+config's ``on_nonfinite`` says (``training.divergence``).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,25 +35,33 @@ from tqdm.auto import tqdm
 import framework as fw
 
 from .build import Training, build_training, training_labels
-from .checkpoint import restore_checkpoint, save_checkpoint
-from .config import Source, dump_toml
-from .data import iterate_batches, load_dataset, num_batches
-from .parallel import (check_batch_size, on_root, random_states, restore_random_state,
-                       start_rank_stream, synchronize)
+from .checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
+                         restore_checkpoint, save_checkpoint)
+from .config import Source
+from .data import Dataset, iterate_batches, load_dataset, num_batches
+from .divergence import Diverged, NonFiniteStep, check_step, finite_weights, stop_message
+from .parallel import (check_batch_size, metric_results, on_root, random_states,
+                       restore_random_state, start_rank_stream, synchronize)
 from .plot import MISSING, plot_curves
-from .records import MetricsFile
+from .records import MetricsFile, RecordsError
+from .runfolder import (CHECKPOINT, ConfigChanged, RunError, changed_keys, check_folder,
+                        existing_files, prepare_folder, remove_leftovers, write_config, writing)
 
-CHECKPOINT = "checkpoint.npz"
-RUN_FILES = ("config.toml", CHECKPOINT, "metrics.jsonl", "metrics.csv", "steps.jsonl",
-             "steps.csv", "curves.png")
-# Keys a resumed run may change: how long it goes on and where its records go.
-RESUMABLE_CHANGES = ("epochs", "name", "output_dir", "output")
+__all__ = ["ConfigChanged", "Diverged", "Interrupted", "RunError", "evaluate", "train",
+           "train_step"]
+
 SHUFFLE_STREAM = 1  # the shuffling generator's seed is [seed, 1], apart from fw.random's
 EVALUATION_BATCH = 1000
+SEED_LIMIT = 2 ** 32  # scikit-learn's random_state (the data split) takes no larger seed
 
 
-class RunError(RuntimeError):
-    """The run folder or checkpoint does not allow what was asked (start, resume)."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; ``checkpointed``: this run has a checkpoint to resume from,
+    ``wrote``: it has written to its folder (so starting again needs ``--overwrite``)."""
+
+    def __init__(self, checkpointed: bool, wrote: bool):
+        super().__init__()
+        self.checkpointed, self.wrote = checkpointed, wrote
 
 
 def log(message: str) -> None:
@@ -54,8 +70,8 @@ def log(message: str) -> None:
         tqdm.write(message)
 
 
-def train_step(training: Training, x: np.ndarray, y: np.ndarray,
-               batch_rows: int) -> tuple[fw.Tensor, fw.Tensor]:
+def train_step(training: Training, x: np.ndarray, y: np.ndarray, batch_rows: int,
+               check_finite: bool = False) -> tuple[fw.Tensor, fw.Tensor]:
     """One step, written exactly as in a hand-made loop; returns (loss, predictions).
 
     ``x, y`` are this rank's rows (``fw.distributed.shard``) of a batch of ``batch_rows`` rows:
@@ -64,6 +80,9 @@ def train_step(training: Training, x: np.ndarray, y: np.ndarray,
     ``batch_rows / size``: their average is then exactly the whole batch's mean, also when the
     shards differ in size or one is empty (a last batch with fewer rows than ranks), where a
     plain mean per rank would weigh the rows of a short shard more.
+
+    ``check_finite``: raise ``divergence.NonFiniteStep`` before any update when the loss or a
+    gradient is not finite (see ``training.divergence``).
     """
     ranks = fw.distributed.size()
     with fw.GradientTape(persistent=len(training.groups) > 1) as tape:
@@ -76,6 +95,8 @@ def train_step(training: Training, x: np.ndarray, y: np.ndarray,
     tape = fw.distributed.DistributedGradientTape(tape)
     variables = [group.variables for group in training.groups]
     gradients = [tape.gradient(loss, group_variables) for group_variables in variables]
+    if check_finite:
+        check_step(loss if ranks == 1 else None, variables, gradients)
     for group, group_gradients, group_variables in zip(training.groups, gradients, variables,
                                                       strict=True):
         group.optimizer.apply_gradients(zip(group_gradients, group_variables, strict=True))
@@ -87,70 +108,120 @@ def evaluate(training: Training, x: np.ndarray, y: np.ndarray) -> dict[str, floa
     large batches; keys ``test_loss``, ``test_<metric>``. Under MPI each rank evaluates its
     shard of the split and the means are combined by rows: the whole split is evaluated."""
     x, y = fw.distributed.shard(x, y)
-    totals = dict.fromkeys(["loss", *training.metrics], 0.0)
+    totals = {"loss": 0.0}
     for start in range(0, len(x), EVALUATION_BATCH):
         xb, yb = x[start:start + EVALUATION_BATCH], y[start:start + EVALUATION_BATCH]
         predictions = training.model(xb, training=False)
         loss = fw.reduce_mean(training.loss_fn(yb, predictions))
         _accumulate(totals, training, float(loss) * len(xb), yb, predictions.numpy())
-    return {f"test_{name}": value for name, value in _means(totals, len(x)).items()}
+    return {f"test_{name}": value
+            for name, value in _means(totals, len(x), training.metrics).items()}
 
 
 def _accumulate(totals: dict[str, float], training: Training, loss_sum: float, y: np.ndarray,
                 predictions: np.ndarray) -> None:
-    """Add a batch's summed loss and its metrics times its rows (none for an empty shard)."""
+    """Add a batch's summed loss, and the batch to the metrics (none for an empty shard)."""
     totals["loss"] += loss_sum
     if len(y):
-        for name, metric in training.metrics.items():
-            totals[name] += metric(y, predictions) * len(y)
+        for metric in training.metrics.values():
+            metric.update_state(y, predictions)
 
 
-def _means(totals: dict[str, float], rows: int) -> dict[str, float]:
-    """Means over the rows of every rank: each rank's sums over its ``rows``, combined."""
-    means = fw.distributed.allreduce_mean([total / rows if rows else 0.0
-                                           for total in totals.values()], weight=rows)
-    return dict(zip(totals, means, strict=True))
+def _means(totals: dict[str, float], rows: int,
+           metrics: dict[str, fw.metrics.Metric]) -> dict[str, float]:
+    """The mean loss over the rows of every rank (each rank's sum over its ``rows``, combined)
+    and the metrics' results over every rank's rows; the metrics start afresh."""
+    loss = fw.distributed.allreduce_mean(totals["loss"] / rows if rows else 0.0, weight=rows)
+    return {"loss": loss, **metric_results(metrics)}
 
 
 def train(config: dict[str, Any], source: Source, *, resume: bool = False,
           overwrite: bool = False, progress: bool = True) -> dict[str, float]:
     """Run (or resume) the training a resolved config describes; return the final test metrics.
 
+    Nothing is written before the config, the run folder, the data, the model and (on resume)
+    the checkpoint have passed every check, so a refused run leaves the folder as it was
+    (``training.runfolder`` has the folder's rules). Ctrl-C raises ``Interrupted``, which says
+    whether the run has a checkpoint to resume from.
+
     Under MPI every rank calls this with the same config; ``parallel.ReportedByRoot`` stops the
     other ranks when the root refuses the run folder or the checkpoint (the root says why)."""
-    run_dir = Path(config["output_dir"])
+    run = _Run(Path(config["output_dir"]), resume)
+    try:
+        return _train(run, config, source, overwrite, progress)
+    except KeyboardInterrupt:
+        raise Interrupted(run.last_saved is not None, run.wrote) from None
+
+
+class _Run:
+    """Where a run stands with its folder: has it written there, which epoch did it save last."""
+
+    def __init__(self, run_dir: Path, resume: bool):
+        self.run_dir, self.resume = run_dir, resume
+        self.wrote = False
+        self.replacing = False  # the folder held another run when this one started
+        self.committed = resume  # the folder's records are this run's (no longer staged)
+        self.last_saved: int | None = None
+
+
+def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
+           progress: bool) -> dict[str, float]:
+    run_dir, resume = run.run_dir, run.resume
     note = check_batch_size(config, source)
-    on_root(lambda: _prepare_folder(run_dir, resume, overwrite), (RunError,))
+    _check_seed(config, source)
+    on_root(lambda: check_folder(run_dir, resume, overwrite), (RunError,))
     seed = config["seed"]
     fw.random.set_seed(seed)
     data = load_dataset(config["data"], seed, where=f"{source.path}: data")
     training = build_training(config, data, source)
-    y_train, y_test = (training_labels(y, config) for y in (data.y_train, data.y_test))
     shuffle_rng = np.random.default_rng([seed, SHUFFLE_STREAM])  # the same batches on all ranks
     start_rank_stream(seed)
     root = fw.distributed.is_root()
     fmt = config["output"]["format"]
-    metrics_file = MetricsFile(run_dir, "metrics", fmt)
-    steps_file = MetricsFile(run_dir, "steps", fmt) \
+    metrics_file = MetricsFile(run_dir, "metrics", fmt, staged=not resume)
+    steps_file = MetricsFile(run_dir, "steps", fmt, staged=not resume) \
         if config["output"]["step_metrics"] and root else None
     for group in training.groups:  # slots before any restore or broadcast: the same everywhere
         group.optimizer.build(group.variables)
-    epoch, step = 0, 0
+    epoch, step, extra = 0, 0, None
     if resume:
-        extra = on_root(lambda: _resume(run_dir, training, config, metrics_file, steps_file),
-                        (RunError,))
+        extra = on_root(lambda: _resume(run_dir, training, config), (RunError,))
         shuffle_rng.bit_generator.state = extra["shuffle_rng"]
         restore_random_state(extra, seed)
         epoch, step = extra["epoch"], extra["step"]
-        log(f"resumed {run_dir} at epoch {epoch}, step {step}")
+        run.last_saved = epoch
     synchronize(training.model, list(training.optimizers.values()))
-    if root:
-        (run_dir / "config.toml").write_text(dump_toml(config), encoding="utf-8")
+    goes_on = config["epochs"] > epoch
+    on_root(lambda: _start_writing(run, config, metrics_file, steps_file, extra, goes_on),
+            (RunError,))
+    run.wrote = True
+    if resume:
+        log(f"resumed {run_dir} at epoch {epoch}, step {step}")
     log(f"training {config['name']}: {data.task} on {config['data']['name']} "
         f"({len(data.x_train)} train / {len(data.x_test)} test examples), run folder {run_dir}"
         + (f", {fw.distributed.size()} MPI ranks" if fw.distributed.size() > 1 else ""))
     if note:
         log(note)
+    if not goes_on:
+        log(f"{run_dir} is at epoch {epoch} already and epochs = {config['epochs']}: nothing to "
+            f"train (its config.toml is unchanged)")
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # on_nonfinite's job
+        final = _epochs(run, config, training, data, epoch, step, shuffle_rng, progress,
+                        metrics_file, steps_file)
+    if final is None:
+        final = evaluate(training, data.x_test, training_labels(data.y_test, config))
+    if config["output"]["plot"] and root:
+        with writing(run_dir / "curves.png"):
+            _plot(metrics_file, ["loss", *training.metrics], run_dir / "curves.png")
+    return final
+
+
+def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset, epoch: int,
+            step: int, shuffle_rng: np.random.Generator, progress: bool,
+            metrics_file: MetricsFile, steps_file: MetricsFile | None
+            ) -> dict[str, float] | None:
+    """Train the epochs after ``epoch``, checkpoint and record each; the last test metrics."""
+    y_train, y_test = (training_labels(y, config) for y in (data.y_train, data.y_test))
     final = None
     # Traced once, then replayed; MPI's gradient averaging runs eagerly.
     step_fn = fw.function(train_step) if config["compile"] and fw.distributed.size() == 1 \
@@ -158,64 +229,168 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
     for epoch in range(epoch + 1, config["epochs"] + 1):
         started = time.perf_counter()
         record, step = _train_epoch(training, data.x_train, y_train, config, epoch, step,
-                                    shuffle_rng, progress, steps_file, step_fn)
+                                    shuffle_rng, progress, steps_file, run, step_fn)
         record.update(evaluate(training, data.x_test, y_test))
-        extra = {"epoch": epoch, "step": step, "config": config,
+        extra = {"epoch": epoch, "step": step, "config": config, "record": record,
                  "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
         states = random_states()
         if states is not None:
             extra["fw_rng_ranks"] = states
-        if root:
-            metrics_file.append(record)
-            save_checkpoint(run_dir / CHECKPOINT, training.model, training.optimizers,
-                            extra=extra)
+        saved = on_root(lambda: _save_epoch(run, training, extra, metrics_file, steps_file),
+                        (RunError,))
         seconds = time.perf_counter() - started
         steps = num_batches(len(data.x_train), config["batch_size"])
         log(f"epoch {epoch}/{config['epochs']}  {_summary(record)}  "
             f"({seconds:.2f} s, {steps / seconds:.0f} steps/s)")
+        if saved:
+            run.last_saved = epoch
+        else:
+            log(f"epoch {epoch}: the weights are not finite, so {CHECKPOINT} was not replaced"
+                + (f" (it keeps epoch {run.last_saved})" if run.last_saved else ""))
         final = {key: value for key, value in record.items() if key.startswith("test_")}
-    if final is None:
-        final = evaluate(training, data.x_test, y_test)
-    if config["output"]["plot"] and root:
-        _plot(metrics_file, ["loss", *training.metrics], run_dir / "curves.png")
     return final
+
+
+def _check_seed(config: dict[str, Any], source: Source) -> None:
+    if config["seed"] >= SEED_LIMIT:
+        raise source.error("seed", f"expected an integer below 2**32 = {SEED_LIMIT} (the data "
+                                   f"split's random_state takes no larger one), got "
+                                   f"{config['seed']}")
+
+
+def _start_writing(run: _Run, config: dict[str, Any], metrics_file: MetricsFile,
+                   steps_file: MetricsFile | None, extra: dict[str, Any] | None,
+                   goes_on: bool) -> None:
+    """The run's first writes (root only): the folder, records cut back to the checkpoint on
+    resume, and ``config.toml``, unless a resume trains no further than its checkpoint or the
+    run replaces one in the folder (then the first checkpoint writes it)."""
+    run.replacing = extra is None and bool(existing_files(run.run_dir))
+    removed = prepare_folder(run.run_dir)
+    run.wrote = True
+    if removed:
+        log(f"removed {', '.join(removed)} from {run.run_dir}: left by a run killed while saving")
+    if extra is not None:
+        _cut_records(metrics_file, steps_file, extra)
+    if goes_on and not run.replacing:  # replacing a run: with its first checkpoint
+        write_config(run.run_dir, config)
+
+
+def _cut_records(metrics_file: MetricsFile, steps_file: MetricsFile | None,
+                 extra: dict[str, Any]) -> None:
+    """The records of a resumed run as they were at its checkpoint, which holds the record of
+    its own epoch: a crash between the checkpoint and that record's line loses nothing."""
+    try:
+        with writing(metrics_file.path):
+            if "record" in extra:
+                metrics_file.truncate("epoch", extra["epoch"] - 1, then=extra["record"])
+            else:
+                metrics_file.truncate("epoch", extra["epoch"])
+            if steps_file is not None:
+                steps_file.truncate("step", extra["step"])
+    except RecordsError as error:
+        raise RunError(str(error)) from None
+
+
+def _save_epoch(run: _Run, training: Training, extra: dict[str, Any], metrics_file: MetricsFile,
+                steps_file: MetricsFile | None) -> bool:
+    """The checkpoint, then the epoch's record (root only); False where the weights are not
+    finite, so that the last good checkpoint stays. A new run's first checkpoint also puts its
+    staged records and config in the place of an earlier run's (``_replace_old_run``)."""
+    saved = finite_weights(training.model.variables)
+    if saved:
+        with writing(run.run_dir / CHECKPOINT):
+            save_checkpoint(run.run_dir / CHECKPOINT, training.model, training.optimizers,
+                            extra=extra)
+        run.last_saved = extra["epoch"]
+    if not run.committed and (saved or not run.replacing):
+        _replace_old_run(run, extra["config"], metrics_file, steps_file)
+    with writing(metrics_file.path):
+        metrics_file.append(extra["record"])
+        if run.committed:
+            metrics_file.commit()
+    return saved
+
+
+def _replace_old_run(run: _Run, config: dict[str, Any], metrics_file: MetricsFile,
+                     steps_file: MetricsFile | None) -> None:
+    """At a new run's first checkpoint (or first epoch, in a folder that held no run): its
+    staged steps and ``config.toml`` take the place of an earlier run's, whose files this run
+    does not write are removed."""
+    run.committed = True
+    with writing(run.run_dir):
+        if steps_file is not None:
+            steps_file.commit()
+        if run.replacing:
+            write_config(run.run_dir, config)
+        written = {"config.toml", CHECKPOINT, metrics_file.path.name}
+        if steps_file is not None:
+            written.add(steps_file.path.name)
+        remove_leftovers(run.run_dir, written)
 
 
 def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[str, Any],
                  epoch: int, step: int, rng: np.random.Generator, progress: bool,
-                 steps_file: MetricsFile | None,
+                 steps_file: MetricsFile | None, run: _Run,
                  step_fn=train_step) -> tuple[dict[str, Any], int]:
     """One pass over the shuffled training set; the epoch's record and the new step count.
 
     Under MPI each step's loss is the ranks' combined one (a small collective) only where it is
-    shown or recorded: with a progress bar or ``output.step_metrics``."""
+    shown or recorded: with a progress bar or ``output.step_metrics``. A step whose loss or
+    gradients are not finite stops the run or is skipped, as ``on_nonfinite`` says."""
     ranks = fw.distributed.size()
     report = ranks > 1 and (progress or config["output"]["step_metrics"])
-    totals = dict.fromkeys(["loss", *training.metrics], 0.0)
-    rows = 0
+    policy = config.get("on_nonfinite", "stop")
+    totals = {"loss": 0.0}
+    rows = skipped = 0
     batches = num_batches(len(x), config["batch_size"])
+    shown = progress and fw.distributed.is_root() and _is_terminal(sys.stderr)
     with tqdm(total=batches, desc=f"epoch {epoch}/{config['epochs']}", unit="step", leave=False,
-              disable=not progress or not fw.distributed.is_root(), dynamic_ncols=True) as bar:
+              disable=not shown, dynamic_ncols=True) as bar:
         for xb, yb in iterate_batches(x, y, config["batch_size"], rng):
             rates = _learning_rates(training)
             xs, ys = fw.distributed.shard(xb, yb)
-            loss, predictions = step_fn(training, xs, ys, len(xb))
             step += 1
-            loss = float(loss)
-            _accumulate(totals, training, loss * len(xb) / ranks, ys, predictions.numpy())
-            rows += len(xs)
-            if report:  # the ranks' shares average to the whole batch's mean (see train_step)
-                loss = fw.distributed.allreduce_mean(loss)
+            try:
+                loss, predictions = step_fn(training, xs, ys, len(xb),
+                                            check_finite=policy != "continue")
+            except NonFiniteStep as problem:
+                if policy == "stop":
+                    raise Diverged(stop_message(str(run.run_dir), epoch, step, str(problem),
+                                                run.last_saved)) from None
+                skipped += 1
+                loss = predictions = None
+            if loss is not None:
+                loss = float(loss)
+                _accumulate(totals, training, loss * len(xb) / ranks, ys, predictions.numpy())
+                rows += len(xs)
+                if report:  # the ranks' shares average to the whole batch's mean (train_step)
+                    loss = fw.distributed.allreduce_mean(loss)
             if steps_file is not None:
-                steps_file.append({"epoch": epoch, "step": step, "loss": loss, **rates})
-            if not bar.disable:
+                steps_file.append({"epoch": epoch, "step": step,
+                                   "loss": float("nan") if loss is None else loss, **rates})
+            if not bar.disable and loss is not None:
                 bar.set_postfix(loss=f"{loss:.4f}",
                                 lr=",".join(f"{r:.3g}" for r in rates.values()), refresh=False)
             bar.update()
     record = {"epoch": epoch, "step": step}
-    record.update(_means(totals, rows))
+    if skipped == batches:  # every step skipped (the same steps on every rank): nothing to mean
+        record.update(dict.fromkeys(["loss", *training.metrics], float("nan")))
+    else:
+        record.update(_means(totals, rows, training.metrics))
     record.update(rates)
+    if skipped:
+        log(f"epoch {epoch}: skipped {skipped} of {batches} steps whose loss or gradients were "
+            f"not finite (on_nonfinite = \"skip\")")
     return record, step
+
+
+def _is_terminal(stream: Any) -> bool:
+    """Progress bars redraw a line with ``\\r``: on a log file, a pipe or CI they would leave
+    fragments, so they are drawn only on a terminal."""
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
 
 def _summary(record: dict[str, Any]) -> str:
@@ -231,50 +406,27 @@ def _learning_rates(training: Training) -> dict[str, float]:
     return {f"lr/{group.name}": group.learning_rate() for group in training.groups}
 
 
-def _prepare_folder(run_dir: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse to write over a finished or interrupted run unless told how to treat it."""
-    existing = [name for name in RUN_FILES if (run_dir / name).exists()]
-    if resume:
-        if not (run_dir / CHECKPOINT).exists():
-            raise RunError(f"{run_dir}: no {CHECKPOINT} to resume from; start the run without "
-                           f"--resume")
-        return
-    if existing and not overwrite:
-        raise RunError(f"{run_dir} already holds a run ({', '.join(existing)}); pass --resume "
-                       f"to continue it or --overwrite to start again (or --output DIR)")
-    for name in existing:  # only the runner's own files: anything else there stays
-        (run_dir / name).unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
-
-
-def _resume(run_dir: Path, training: Training, config: dict[str, Any],
-            metrics_file: MetricsFile, steps_file: MetricsFile | None) -> dict[str, Any]:
-    """Restore weights and optimizer slots, cut the records back, and return the checkpoint's
-    ``extra`` (epoch, step, both random streams); run on the root alone under MPI."""
-    extra = restore_checkpoint(run_dir / CHECKPOINT, training.model, training.optimizers)
-    changed = _changed_keys(extra["config"], config)
-    if changed:
-        raise RunError(f"{run_dir}: cannot resume with a different config ({', '.join(changed)} "
-                       f"changed; only {', '.join(RESUMABLE_CHANGES)} may); use --overwrite "
-                       f"to start again, or --output DIR for a new run")
-    metrics_file.truncate("epoch", extra["epoch"])
-    if steps_file is not None:
-        steps_file.truncate("step", extra["step"])
+def _resume(run_dir: Path, training: Training, config: dict[str, Any]) -> dict[str, Any]:
+    """Compare the checkpoint's config with ``config``, then restore weights and optimizer
+    slots; return the checkpoint's ``extra`` (epoch, step, both random streams, the last
+    record). Run on the root alone under MPI; nothing is written."""
+    path = run_dir / CHECKPOINT
+    try:
+        extra = read_extra(path)
+        saved = extra.get("config")
+        if not isinstance(saved, dict) or not isinstance(extra.get("epoch"), int):
+            raise RunError(f"{path}: a checkpoint, but not one of a tape-train run (it has no "
+                           f"config and epoch); start the run again with --overwrite")
+        changes = changed_keys(saved, config)
+        if changes:
+            raise ConfigChanged(run_dir, changes, saved)
+        restore_checkpoint(path, training.model, training.optimizers)
+    except CheckpointReadError as error:
+        raise RunError(f"{error}; start the run again with --overwrite") from None
+    except CheckpointMismatchError as error:
+        raise RunError(f"{path} holds another model than the config describes ({error}); start "
+                       f"the run again with --overwrite") from None
     return extra
-
-
-def _changed_keys(saved: dict[str, Any], current: dict[str, Any], prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ, leaving out the top-level keys a resume may change."""
-    changed = []
-    for key in sorted({*saved, *current}):
-        if not prefix and key in RESUMABLE_CHANGES:
-            continue
-        old, new = saved.get(key), current.get(key)
-        if isinstance(old, dict) and isinstance(new, dict):
-            changed += _changed_keys(old, new, f"{prefix}{key}.")
-        elif old != new:
-            changed.append(f"{prefix}{key}")
-    return changed
 
 
 def _plot(metrics_file: MetricsFile, quantities: list[str], path: Path) -> None:

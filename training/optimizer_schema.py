@@ -63,6 +63,7 @@ def optimizer_groups(value: Any, layers: list[dict[str, Any]], source: Source) -
             rest = key
         groups.append(group)
     orphans = [layer for layer in trainable if layer not in owner]
+    check_rest_group(rest, orphans, owner, source)
     if orphans and rest is None:
         raise source.error("optimizers", f"no optimizer updates {', '.join(orphans)}; add them "
                                          f"to an optimizer's layers, or leave one optimizer "
@@ -73,6 +74,17 @@ def optimizer_groups(value: Any, layers: list[dict[str, Any]], source: Source) -
     if len(set(seen)) != len(seen):
         raise source.error("optimizers", f"optimizer names must differ, got {seen}")
     return groups
+
+
+def check_rest_group(rest: str | None, orphans: list[str], owner: dict[str, str],
+                     source: Source) -> None:
+    """The optimizer without ``layers`` (``rest``, its key) must be left some layer to update:
+    one with nothing to update would pass here and fail at the first step."""
+    if rest is not None and not orphans:
+        raise source.error(f"{rest}.layers", f"missing, and the other optimizers already update "
+                                             f"every layer with variables "
+                                             f"({', '.join(owner)}); name its layers, or remove "
+                                             f"this optimizer")
 
 
 def optimizer_table(table: dict[str, Any], key: str, source: Source,

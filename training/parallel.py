@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
 import framework as fw
 
 from .config import Source
@@ -107,3 +109,24 @@ def synchronize(model: Any, optimizers: list[Any]) -> None:
     """Give every rank the root's weights and optimizer state (a no-op in one process)."""
     fw.distributed.broadcast_variables([model, *optimizers], root=0)
 
+
+
+def metric_results(metrics: dict[str, Any]) -> dict[str, float]:
+    """Each ``fw.metrics`` object's result over the rows of every rank, by name; then every
+    metric is reset for the next pass.
+
+    A metric's state variables are sums (totals, counts, confusion counts: Keras's
+    ``aggregation="sum"``), so adding each one over the ranks gives the state of the whole
+    data, and the result is the whole data's, whatever the metric (one collective for all).
+    """
+    ranks = fw.distributed.size()
+    variables = [v for metric in metrics.values() for v in metric.variables]
+    if ranks > 1 and variables:
+        means = fw.distributed.allreduce_mean([v.numpy() for v in variables])
+        for variable, mean in zip(variables, means, strict=True):
+            total = np.asarray(mean * ranks, variable.dtype)
+            variable.assign(fw.to_device(total, variable.device))
+    results = {name: float(metric.result()) for name, metric in metrics.items()}
+    for metric in metrics.values():
+        metric.reset_state()
+    return results

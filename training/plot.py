@@ -7,6 +7,7 @@ absence costs one line of output, not a failed run. The figure is drawn through
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,15 @@ def plot_curves(records: list[dict[str, Any]], quantities: list[str], path: Path
     except ModuleNotFoundError:
         return False
     epochs = [record["epoch"] for record in records]
+
+    def values(key: str) -> list[float]:  # a value that was not finite is None: a gap
+        return [math.nan if r.get(key) is None else r[key] for r in records]
+
     figure = Figure(figsize=(5 * len(quantities), 3.8), layout="constrained")
     for axes, quantity in zip(figure.subplots(1, len(quantities), squeeze=False)[0], quantities):
-        axes.plot(epochs, [r[quantity] for r in records], marker="o", label="train")
+        axes.plot(epochs, values(quantity), marker="o", label="train")
         if f"test_{quantity}" in records[0]:
-            axes.plot(epochs, [r[f"test_{quantity}"] for r in records], marker="o", label="test")
+            axes.plot(epochs, values(f"test_{quantity}"), marker="o", label="test")
         axes.set_xlabel("epoch")
         axes.set_title(quantity)
         axes.grid(alpha=0.3)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import framework as fw
+
 from .config import Source
 from .fields import (FRACTION, REQUIRED, Field, array_of_strings, as_table, boolean, check,
                      check_fields, is_integer, one_of, positive_int, reject_unknown)
@@ -23,7 +25,7 @@ INITIALIZERS = ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "l
                 "lecun_normal", "random_normal", "random_uniform", "truncated_normal", "zeros",
                 "ones")
 LOSSES = ("sparse_categorical_crossentropy", "binary_crossentropy", "mean_squared_error")
-METRICS = ("accuracy", "mae", "mse")
+METRICS = fw.metrics.METRICS  # a name is valid where the registry knows it
 TOP_FIELDS = {
     "name": Field("a run name (a string)", lambda v: isinstance(v, str) and v.strip() != ""),
     "seed": Field("a non-negative integer", lambda v: is_integer(v) and v >= 0, 0),
@@ -32,6 +34,7 @@ TOP_FIELDS = {
     "batch_size": positive_int(),
     "metrics": array_of_strings(f"an array of metric names from {', '.join(METRICS)}", []),
     "output_dir": Field("a folder path (a string)", lambda v: isinstance(v, str) and v != ""),
+    "on_nonfinite": one_of(("stop", "skip", "continue"), "stop"),  # see training/divergence.py
     "compile": boolean(True),  # each step through fw.function (the same numbers as eager)
 }
 TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")

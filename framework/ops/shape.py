@@ -6,6 +6,7 @@ as ``lead = g.ndim - out.ndim`` and leave them in front.
 import numpy as np
 
 from .. import backend
+from ..indexed_slices import IndexedSlices, from_raw
 from ..primitive import primitive
 from ..tensor import Tensor, convert_to_tensor
 
@@ -172,6 +173,26 @@ def _scatter(values, key, advanced, shape):
     return out
 
 
+def _gather_vjp(g, out, params, indices):
+    """Sparse, as TensorFlow's: the rows' cotangent and their indices (dense for jacobian rows)."""
+    lead = _lead(g, out)
+    if lead:
+        return _scatter(g, key=(slice(None),) * lead + (indices._value,), advanced=True,
+                        shape=g.shape[:lead] + params.shape)
+    return IndexedSlices(reshape(g, (-1,) + params.shape[1:]), reshape(indices, (-1,)),
+                         params.shape)
+
+
+def _gather_raw_vjp(g, out, needs, params, indices):
+    rows = g.reshape((-1,) + params.shape[1:])
+    return (from_raw(rows, indices.reshape(-1), params.shape) if needs[0] else None), None
+
+
+@primitive(_gather_vjp, None, raw_vjp=_gather_raw_vjp)
+def _gather(params, indices):
+    return params[indices]
+
+
 def gather(params, indices, axis=0, batch_dims=0):
     """Take slices of ``params`` along ``axis`` at ``indices`` (TensorFlow's shape rule)."""
     if batch_dims:
@@ -181,6 +202,8 @@ def gather(params, indices, axis=0, batch_dims=0):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, got {indices.dtype.name}")
     axis = _axes(axis, params.ndim)[0]
+    if axis == 0:
+        return _gather(params, indices)
     return getitem(params, (slice(None),) * axis + (backend.array_module(indices._value).asarray(
         indices._value),))
 

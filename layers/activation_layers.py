@@ -1,0 +1,129 @@
+"""Activations as layers: ``Activation``, ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, with
+Keras's arguments and defaults. They have no weights; the maths is ``layers.activations``'."""
+import framework as fw
+
+from . import activations
+from .base import LAYERS, Layer, serialized
+
+__all__ = ["ELU", "Activation", "LeakyReLU", "ReLU", "Softmax"]
+
+# What Keras adds to masked-out logits before a softmax: exp() of it is 0 in float32.
+_LARGE_NEGATIVE = -1e9
+
+
+class _Elementwise(Layer):
+    """A layer whose output has its input's shape."""
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+
+def _non_negative(layer, **values):
+    for name, value in values.items():
+        if value is not None and not value >= 0:
+            raise ValueError(f"{layer}: {name} cannot be negative (or NaN), got {value!r}")
+
+
+@LAYERS.register
+class Activation(_Elementwise):
+    """``activation(inputs)``; the activation is a name (``"relu"``) or a callable."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def get_config(self):
+        return {**super().get_config(),
+                "activation": serialized(activations.ACTIVATIONS, self.activation)}
+
+
+@LAYERS.register
+class ReLU(_Elementwise):
+    """``max(x, 0)``, clipped at ``max_value``; below ``threshold`` (0 at ``x == threshold``),
+    ``negative_slope * (x - threshold)``."""
+
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        _non_negative("ReLU", max_value=max_value, negative_slope=negative_slope,
+                      threshold=threshold)
+        self.max_value = None if max_value is None else float(max_value)
+        self.negative_slope = float(negative_slope)
+        self.threshold = float(threshold)
+
+    def call(self, inputs):
+        return activations.relu(inputs, negative_slope=self.negative_slope,
+                                max_value=self.max_value, threshold=self.threshold)
+
+    def get_config(self):
+        return {**super().get_config(), "max_value": self.max_value,
+                "negative_slope": self.negative_slope, "threshold": self.threshold}
+
+
+class _OneParameter(_Elementwise):
+    """An activation with one float argument, named ``_parameter`` (the constructor's)."""
+
+    _parameter = ""
+
+    def call(self, inputs):
+        return type(self)._function(inputs, **{self._parameter: getattr(self, self._parameter)})
+
+    def get_config(self):
+        return {**super().get_config(), self._parameter: getattr(self, self._parameter)}
+
+
+@LAYERS.register
+class LeakyReLU(_OneParameter):
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (0.3 by default, as Keras 3's layer)."""
+
+    _parameter, _function = "negative_slope", staticmethod(activations.leaky_relu)
+
+    def __init__(self, negative_slope=0.3, **kwargs):
+        if "alpha" in kwargs:  # Keras 2's name, which Keras 3 still reads
+            negative_slope = kwargs.pop("alpha")
+        super().__init__(**kwargs)
+        _non_negative("LeakyReLU", negative_slope=negative_slope)
+        self.negative_slope = float(negative_slope)
+
+
+@LAYERS.register
+class ELU(_OneParameter):
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+
+    _parameter, _function = "alpha", staticmethod(activations.elu)
+
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.alpha = float(alpha)
+
+
+@LAYERS.register
+class Softmax(_Elementwise):
+    """``softmax`` along ``axis`` (an int, or a list of axes normalised together).
+
+    ``mask`` (1 or True where an entry counts) gives masked-out entries probability 0.
+    """
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else int(axis)
+
+    def call(self, inputs, mask=None):
+        if mask is not None:
+            keep = fw.cast(fw.convert_to_tensor(mask), inputs.dtype)
+            inputs = inputs + (1.0 - keep) * _LARGE_NEGATIVE
+        if isinstance(self.axis, int) or len(self.axis) == 1:
+            axis = self.axis if isinstance(self.axis, int) else self.axis[0]
+            outputs = fw.nn.softmax(inputs, axis=axis)
+        else:  # several axes: exp(x - logsumexp(x)), shifted by the (constant) maximum
+            shift = fw.stop_gradient(fw.reduce_max(inputs, axis=self.axis, keepdims=True))
+            exps = fw.exp(inputs - shift)
+            outputs = exps / fw.reduce_sum(exps, axis=self.axis, keepdims=True)
+        if mask is not None:
+            outputs = outputs * keep
+        return outputs
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}

@@ -100,7 +100,13 @@ class Recorder:
         self._persistent = True
 
     def _note_assign(self, variable):
-        pass  # assigns reach the recorder as replayed calls
+        """A variable written in place outside a replayed call: a replay would not repeat
+        the write, so refuse it while tracing rather than freeze it."""
+        raise TraceError(
+            f"{user_line()}: variable '{variable.name}' was updated in place on its raw array "
+            f"inside fw.function, which a replay would not repeat; update it with assign(), "
+            f"assign_add() or an optimizer, or mark the updating function with "
+            f"framework.trace_hooks.replayed")
 
     # --- refs -------------------------------------------------------------------------------
     def new_slot(self, array, *tensors):

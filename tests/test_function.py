@@ -529,3 +529,46 @@ def test_the_runners_finite_check_runs_on_every_call_before_the_update():
         step(fw.constant([np.nan, 1.0]))
     np.testing.assert_array_equal(var.numpy(), before)
     assert step.experimental_get_tracing_count() == 1
+
+
+def test_batch_normalization_and_metrics_inside_equal_eager():
+    from layers import BatchNormalization
+
+    def run(compiled):
+        fw.random.set_seed(0)
+        model = Sequential([Dense(4), BatchNormalization(), Dense(3)])
+        mean, accuracy = fw.metrics.Mean(), fw.metrics.SparseCategoricalAccuracy()
+        opt = SGD(0.05)
+
+        def step(x, y):
+            with fw.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            mean.update_state(loss)
+            accuracy.update_state(y, logits)
+            return accuracy.result()
+
+        fn = fw.function(step) if compiled else step
+        results = [fn(*_data(8, seed)).numpy() for seed in range(5)]
+        return results, mean.result().numpy(), [v.numpy() for v in model.variables]
+
+    eager, traced = run(False), run(True)
+    assert eager[0] == traced[0] and eager[1] == traced[1]
+    for a, b in zip(eager[2], traced[2]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_in_place_write_on_a_raw_array_is_refused():
+    from framework.tensor import mark_updated
+    var = fw.Variable([1.0])
+
+    @fw.function
+    def f(x):
+        var._value += x._value
+        mark_updated([var])
+        return x
+
+    with pytest.raises(TraceError, match="'Variable' was updated in place"):
+        f(fw.constant([1.0]))

@@ -162,35 +162,24 @@ def _jax_jacobian():
 def make(impl, case):
     """A function that runs one step of ``case`` the ``impl`` way."""
     if impl == "jax":
-        if case == "chain":
-            return _jax_chain()
-        if case == "jacobian":
-            return _jax_jacobian()
-        if case == "seed-spelling":
-            return _jax_step("small")
-        return _jax_step(case)
-    if case == "chain":
+        builders = {"chain": _jax_chain, "jacobian": _jax_jacobian}
+        return builders[case]() if case in builders else _jax_step(
+            "small" if case == "seed-spelling" else case)
+    if case in ("chain", "jacobian"):  # a function of one input tensor
         if impl == "numpy":
-            return tape_overhead.chain_numpy
-        import framework as fw
-        chain, x = _fw_chain()
-        fn = fw.function(chain) if impl == "function" else chain
+            return tape_overhead.chain_numpy if case == "chain" else tape_overhead.jacobian_numpy
+        fn, x = _fw_chain() if case == "chain" else _fw_jacobian()
+        fn = _compiled(fn) if impl == "function" else fn
         return lambda: fn(x)
-    if case == "jacobian":
-        if impl == "numpy":
-            return tape_overhead.jacobian_numpy
-        import framework as fw
-        jac, x = _fw_jacobian()
-        fn = fw.function(jac) if impl == "function" else jac
-        return lambda: fn(x)
-    step_case = "small" if case == "seed-spelling" else case
     if impl == "numpy":
-        return mlp_step.numpy_step(step_case)
+        return mlp_step.numpy_step("small" if case == "seed-spelling" else case)
     step = _seed_spelling() if case == "seed-spelling" else mlp_step.framework_step(case)
-    if impl == "function":
-        import framework as fw
-        return fw.function(step)
-    return step
+    return _compiled(step) if impl == "function" else step
+
+
+def _compiled(fn):
+    import framework as fw
+    return fw.function(fn)
 
 
 def calibrate(fn, seconds):

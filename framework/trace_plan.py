@@ -20,7 +20,8 @@ import itertools
 import numpy as np
 
 from . import random as fw_random
-from .tensor import Tensor, wrap
+from .tensor import wrap
+from .trace import Step, TraceError
 
 
 class Mismatch(Exception):
@@ -131,7 +132,6 @@ def _renamed(ref, alias):
 
 
 def _as_step(ref):
-    from .trace import Step
     return Step("op", None, [ref])
 
 
@@ -151,7 +151,6 @@ def _guards_first(steps):
                 stack.append(i)
     first_effect = next((i for i, s in enumerate(steps)
                          if s.kind == "call" and not _draws(s)), len(steps))
-    from .trace import TraceError
     for i in sorted(front):
         s = steps[i]
         if (s.kind == "call" and not _draws(s)) or (i > first_effect and _reads_variables(s)):
@@ -170,7 +169,7 @@ def _guards_first(steps):
 
 
 def _compile(rec, steps, outputs):
-    names = {"W": wrap, "Mismatch": Mismatch, "Stale": Stale, "Tensor": Tensor,
+    names = {"W": wrap, "Mismatch": Mismatch, "Stale": Stale,
              "rng_state": fw_random.get_state, "set_rng_state": fw_random.set_state}
     counter = itertools.count()
 

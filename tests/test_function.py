@@ -572,3 +572,28 @@ def test_an_in_place_write_on_a_raw_array_is_refused():
 
     with pytest.raises(TraceError, match="'Variable' was updated in place"):
         f(fw.constant([1.0]))
+
+
+def test_keyword_arguments_and_a_method_with_an_input_signature():
+    class Model:
+        def __init__(self):
+            self.w = fw.Variable(3.0)
+
+        @fw.function(input_signature=[fw.TensorSpec([None], fw.float32)])
+        def scale(self, x):
+            return x * self.w
+
+    model = Model()
+    np.testing.assert_array_equal(model.scale([1.0, 2.0]).numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(model.scale(np.array([2.0, 4.0])).numpy(), [6.0, 12.0])
+    assert model.scale.experimental_get_tracing_count() == 1
+
+    @fw.function
+    def f(x, *, bias=0.0, offsets=None):
+        return x + bias + (offsets["a"] if offsets else 0.0)
+
+    x = fw.constant([1.0])
+    assert f(x, bias=1.0).numpy()[0] == 2.0
+    assert f(x, bias=1.0, offsets={"a": fw.constant([5.0])}).numpy()[0] == 7.0
+    assert f(x, bias=1.0, offsets={"a": fw.constant([6.0])}).numpy()[0] == 8.0
+    assert f.experimental_get_tracing_count() == 2

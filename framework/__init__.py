@@ -15,7 +15,11 @@ from .backend import get_backend, set_backend, to_device as _to_device_array
 from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
 from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
+from . import initializers
 from .function import Function, TensorSpec, cond, function, while_loop
+from .initializers import (constant_initializer, glorot_uniform_initializer, ones_initializer,
+                           random_normal_initializer, random_uniform_initializer,
+                           zeros_initializer)
 from .module import Module
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all

@@ -7,9 +7,11 @@ Every checkpoint of the framework (``fw.train.Checkpoint``, ``Model.save_weights
   ``TEMP_SUFFIX``), flushes and fsyncs it, then renames it over the target and fsyncs the
   directory. An interrupted or failed write therefore leaves the previous file whole; the
   temporary file is removed on failure, and one left by a killed process is removed by the next
-  write into that directory (``remove_stale``).
+  write to that file (``remove_stale``; ``CheckpointManager`` removes those of all its files).
 * ``read`` loads every array at once, so a truncated or corrupted file is one
-  ``CheckpointError`` naming the file, never a half-read state.
+  ``CheckpointReadError`` (a ``CheckpointError``) naming the file, never a half-read state;
+  ``read_header`` reads the JSON header alone, so a caller can check what a file describes
+  before it builds anything to restore into.
 """
 import json
 import os
@@ -29,12 +31,23 @@ class CheckpointError(ValueError):
     """A checkpoint file cannot be read or does not fit the objects it is restored into."""
 
 
+class CheckpointReadError(CheckpointError):
+    """The file is missing, truncated, corrupted or not a checkpoint; the message names it."""
+
+
+# What reading a damaged archive can raise: the file system, the zip layer, the compressed
+# stream, NumPy's header parser, a missing entry, the header's text and JSON; TypeError: a
+# ``.npy`` file, which ``np.load`` returns as an array rather than an archive.
+_READ_ERRORS = (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile,
+                zlib.error, UnicodeDecodeError)
+
+
 def write(path, arrays, header):
     """Write ``arrays`` ({key: array}) and the JSON-able ``header`` to ``path`` atomically."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    remove_stale(directory)
+    remove_stale(directory, temporary_prefix(path))
     document = json.dumps({"format": _FORMAT, **header})
     content = {_HEADER: np.frombuffer(document.encode(), np.uint8)}
     for key, value in arrays.items():
@@ -47,21 +60,35 @@ def write(path, arrays, header):
 
 
 def read(path):
-    """``(arrays, header)`` from a file ``write`` made; ``CheckpointError`` naming the file if
-    it is missing, truncated, corrupted or not a checkpoint."""
+    """``(arrays, header)`` from a file ``write`` made; ``CheckpointReadError`` naming the file
+    if it is missing, truncated, corrupted or not a checkpoint."""
+    return _load(path, header_only=False)
+
+
+def read_header(path):
+    """The header of a file ``write`` made, without reading its arrays (errors as ``read``)."""
+    return _load(path, header_only=True)[1]
+
+
+def _load(path, header_only):
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise CheckpointError(f"{path}: no such checkpoint file")
+        raise CheckpointReadError(f"{path}: no such checkpoint file")
     try:
         with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
+            if _HEADER not in archive.files:
+                raise CheckpointReadError(f"{path} is not a checkpoint of format {_FORMAT} (it "
+                                          f"has no {_HEADER} entry)")
+            keys = [_HEADER] if header_only else archive.files
+            arrays = {key: archive[key] for key in keys}
         header = json.loads(arrays.pop(_HEADER).tobytes().decode())
-    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zlib.error,
-            UnicodeDecodeError) as error:
-        raise CheckpointError(f"{path}: not a readable checkpoint (truncated or corrupted?): "
-                              f"{type(error).__name__}: {error}") from None
-    if header.pop("format", None) != _FORMAT:
-        raise CheckpointError(f"{path}: not a checkpoint of format {_FORMAT}")
+    except CheckpointReadError:
+        raise
+    except _READ_ERRORS as error:
+        raise CheckpointReadError(f"{path}: not a readable checkpoint (truncated or corrupted?): "
+                                  f"{type(error).__name__}: {error}") from None
+    if not isinstance(header, dict) or header.pop("format", None) != _FORMAT:
+        raise CheckpointReadError(f"{path} is not a checkpoint of format {_FORMAT}")
     return arrays, header
 
 
@@ -71,14 +98,25 @@ def is_checkpoint_file(path):
         return f.read(4) == b"PK\x03\x04"
 
 
-def remove_stale(directory):
-    """Delete the temporary files a killed write left in ``directory``."""
-    for name in os.listdir(directory):
-        if name.endswith(TEMP_SUFFIX):
+def temporary_prefix(path):
+    """How the names of the temporary files of writes to ``path`` begin (``.{name}.``, then a
+    random part without dots, then ``TEMP_SUFFIX``)."""
+    return f".{os.path.basename(os.fspath(path))}."
+
+
+def remove_stale(directory, prefix="."):
+    """Delete the temporary files killed writes left in ``directory`` whose names begin with
+    ``prefix`` (all of them by default; ``temporary_prefix(path)``: those of writes to
+    ``path``); return their names, sorted. Only where no such write is under way."""
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(prefix) and name.endswith(TEMP_SUFFIX):
             try:
                 os.unlink(os.path.join(directory, name))
+                removed.append(name)
             except FileNotFoundError:
                 pass  # (another process cleaned it up first)
+    return removed
 
 
 def write_text(path, text):
@@ -92,7 +130,7 @@ def _replacing(path, mode):
     """A file opened in ``mode`` that replaces ``path`` once the block completes: written as a
     temporary file beside it, fsynced, renamed over it; removed instead if the block fails."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
+    handle, temporary = tempfile.mkstemp(prefix=temporary_prefix(path),
                                          suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(handle, mode) as f:

@@ -8,7 +8,8 @@ path does in several:
 - ``relu_grad``: the ReLU's backward ``g * (y > 0)`` (2 -> 1);
 - ``sparse_xent`` and ``sparse_xent_grad``: softmax cross-entropy with integer labels, forward
   (about 8 launches -> 1) and gradient (about 9 -> 1), one thread per example;
-- ``adam`` and ``sgd``: an optimizer's whole update of one variable and its slots (about 10 -> 1).
+- ``adam``, ``sgd``, and ``update`` for Nadam, Adamax, Adadelta, Lion and FTRL: an optimizer's
+  whole update of one variable and its slots (about 10 to 20 launches -> 1).
 
 Matmuls need nothing here: CuPy hands them to cuBLAS. So does ``sum_rows``, the bias gradient
 (a cotangent summed over the batch), as a product with a vector of ones: CuPy's own reduction
@@ -33,7 +34,7 @@ import numpy as np
 from . import backend
 
 __all__ = ["SOURCES", "XENT_MAX_CLASSES", "adam", "bias_add_relu", "fits", "fits_xent",
-           "relu_grad", "sgd", "sparse_xent", "sparse_xent_grad", "sum_rows"]
+           "relu_grad", "sgd", "sparse_xent", "sparse_xent_grad", "sum_rows", "update"]
 
 # The arguments of cupy.ElementwiseKernel, in its order.
 Elementwise = namedtuple("Elementwise", "in_params out_params operation")
@@ -112,6 +113,59 @@ w -= m * alpha / (sqrt(v_hat) + epsilon);
 const T scaled = g * learning_rate;
 velocity = velocity * momentum - scaled;
 w += nesterov ? velocity * momentum - scaled : velocity;
+"""),
+    # Keras's Nadam; the momentum schedule's scalars (u_{t+1}, 1 - u_t and the bias
+    # corrections) come computed once per step.
+    "fw_nadam": Elementwise(
+        "T g, T one_minus_beta_1, T one_minus_beta_2, T u_next, T next_debias, "
+        "T one_minus_u_t, T debias, T debias_2, T learning_rate, T epsilon", "T w, T m, T v",
+        """
+m += (g - m) * one_minus_beta_1;
+v += (g * g - v) * one_minus_beta_2;
+const T m_hat = m * u_next / next_debias + g * one_minus_u_t / debias;
+w -= m_hat * learning_rate / (sqrt(v / debias_2) + epsilon);
+"""),
+    # Keras's Adamax: u = max(beta_2 u, |g|) (NaN kept, as np.maximum keeps it).
+    "fw_adamax": Elementwise(
+        "T g, T one_minus_beta_1, T beta_2, T learning_rate, T debias, T epsilon",
+        "T w, T m, T u",
+        """
+m += (g - m) * one_minus_beta_1;
+const T a = g < (T)0 ? -g : g;
+const T b = u * beta_2;
+u = (a != a || b < a) ? a : b;
+w -= m * learning_rate / ((u + epsilon) * debias);
+"""),
+    # Keras's Adadelta; descent is -delta.
+    "fw_adadelta": Elementwise(
+        "T g, T rho, T one_minus_rho, T learning_rate, T epsilon",
+        "T w, T accumulated_grad, T accumulated_delta_var",
+        """
+accumulated_grad = accumulated_grad * rho + g * g * one_minus_rho;
+const T descent = sqrt(accumulated_delta_var + epsilon) * g / sqrt(accumulated_grad + epsilon);
+accumulated_delta_var = accumulated_delta_var * rho + descent * descent * one_minus_rho;
+w -= descent * learning_rate;
+"""),
+    # Keras's Lion: the sign of the interpolated momentum, then the momentum's update.
+    "fw_lion": Elementwise(
+        "T g, T beta_1, T one_minus_beta_1, T beta_2, T one_minus_beta_2, T learning_rate",
+        "T w, T m",
+        """
+const T c = m * beta_1 + g * one_minus_beta_1;
+w -= (T)((c > (T)0) - (c < (T)0)) * learning_rate;
+m = m * beta_2 + g * one_minus_beta_2;
+"""),
+    # Keras's FTRL-Proximal; power is -learning_rate_power, two_l2 holds beta / (2 lr).
+    "fw_ftrl": Elementwise(
+        "T g, T learning_rate, T power, T l1, T shrinkage, T two_l2",
+        "T w, T accumulator, T linear",
+        """
+const T n = accumulator + g * g;
+const T powered = pow(n, power);
+linear += w * shrinkage + g - (powered - pow(accumulator, power)) / learning_rate * w;
+const T clipped = linear < -l1 ? -l1 : (linear > l1 ? l1 : linear);
+w = (clipped - linear) / (powered / learning_rate + two_l2);
+accumulator = n;
 """),
 }
 
@@ -197,3 +251,11 @@ def sgd(gradient, variable, slots, learning_rate, momentum, nesterov):
     else:
         _kernel("fw_sgd_momentum")(gradient, learning_rate, momentum, nesterov, variable,
                                    *slots)
+
+
+
+def update(name, gradient, variable, slots, constants):
+    """One optimizer step by the kernel ``fw_<name>`` (nadam, adamax, adadelta, lion, ftrl) on
+    ``variable`` and its slots, in place; ``constants``: the kernel's scalar parameters, in
+    order, in the variable's dtype."""
+    _kernel(f"fw_{name}")(gradient, *constants, variable, *slots)

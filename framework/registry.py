@@ -9,9 +9,10 @@ and ``lookup`` instead of copies of them, so a class added to the library is usa
 config with no other edit.
 """
 import difflib
+import inspect
 import re
 
-__all__ = ["Registry", "snake_case"]
+__all__ = ["Configurable", "Registry", "snake_case"]
 
 
 def snake_case(name):
@@ -121,3 +122,19 @@ class Registry:
         if isinstance(thing, type) or not hasattr(thing, "get_config"):
             return name
         return {"class_name": name, "config": thing.get_config()}
+
+
+class Configurable:
+    """Keras's ``get_config``/``from_config`` for a class that keeps each constructor argument
+    as the attribute of the same name: the config is those attributes, by the signature."""
+
+    def get_config(self):
+        return {name: getattr(self, name) for name in inspect.signature(type(self)).parameters}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({fields})"

@@ -15,8 +15,10 @@ keyword names, as TensorFlow's object graph is:
   state) and a dict of JSON values (epoch, step, a config), restored in place.
 
 ``restore`` checks everything before it changes anything: a variable whose shape or dtype
-differs, or a file that is truncated or corrupted, is one ``CheckpointError`` (a
-``ValueError``) naming the variable or the file, and then nothing has been restored. Files are
+differs (``CheckpointMismatchError``), or a file that is truncated or corrupted
+(``CheckpointReadError``), is one ``CheckpointError`` (a ``ValueError``) naming the variable or
+the file, and then nothing has been restored. ``restore_exactly`` also refuses a partial match,
+listing in the same error what the file lacks and what it holds in excess. Files are
 written atomically (``framework.checkpoint_file``): a failed save leaves the last one whole.
 """
 import json
@@ -26,14 +28,18 @@ import re
 import numpy as np
 
 from . import backend, checkpoint_file
-from .checkpoint_file import CheckpointError
+from .checkpoint_file import CheckpointError, CheckpointReadError
 from .tensor import Variable, wrap
 
-__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "latest_checkpoint",
-           "restore_exactly"]
+__all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "CheckpointMismatchError",
+           "CheckpointReadError", "latest_checkpoint", "restore_exactly"]
 
 _STATE_FILE = "checkpoint"
 _JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+class CheckpointMismatchError(CheckpointError):
+    """The file and the objects restored from it differ; the message lists every difference."""
 
 
 class Checkpoint:
@@ -93,17 +99,18 @@ class Checkpoint:
     def _load(self, save_path, with_counter, exact=False):
         save_path = os.fspath(save_path)
         if os.path.isdir(save_path):
-            raise CheckpointError(f"{save_path} is a directory, not a checkpoint; use "
-                                  f"fw.train.latest_checkpoint({save_path!r}) to find one in it")
+            raise CheckpointReadError(f"{save_path} is a directory, not a checkpoint; use "
+                                      f"fw.train.latest_checkpoint({save_path!r}) to find one in it")
         arrays, header = checkpoint_file.read(save_path)
         graph = _Graph(self._objects)
-        plan = _Restore(save_path, arrays, header)
+        plan = _Restore(arrays, header)
         plan.match(graph)
+        errors = list(plan.errors)
         if exact and (plan.unused or plan.unmatched):
-            raise CheckpointError(f"{save_path}: does not fit the objects restored into it: "
-                                  f"values no object takes: {sorted(plan.unused) or 'none'}; "
-                                  f"objects with no value: {plan.unmatched or 'none'} "
-                                  f"(nothing was restored)")
+            errors.insert(0, _differences(sorted(plan.unused), plan.unmatched))
+        if errors:
+            raise CheckpointMismatchError(f"{save_path}: does not fit the objects restored into "
+                                          f"it: " + "; ".join(errors) + " (nothing was restored)")
         plan.apply()
         if with_counter:
             self.save_counter.assign(int(header.get("save_counter", 0)))
@@ -112,9 +119,15 @@ class Checkpoint:
 
 def restore_exactly(save_path, **objects):
     """Restore ``objects`` from ``save_path`` only if every value in the file finds an object
-    and every object a value; else one ``CheckpointError`` and nothing restored (what a
-    weights file needs, where TensorFlow's ``restore`` would match partially)."""
+    and every object a value; else one ``CheckpointMismatchError`` and nothing restored (what a
+    weights file or a resumed run needs, where TensorFlow's ``restore`` matches partially)."""
     Checkpoint(**objects)._load(save_path, with_counter=False, exact=True)
+
+
+def _differences(unused, unmatched):
+    """The words for a partial match, shared by ``restore_exactly`` and ``assert_consumed``."""
+    return (f"unexpected in the checkpoint (values no object takes): {unused or 'none'}; "
+            f"missing from the checkpoint (objects with no value): {unmatched or 'none'}")
 
 
 class LoadStatus:
@@ -126,9 +139,8 @@ class LoadStatus:
 
     def assert_consumed(self):
         if self._unused or self._unmatched:
-            raise AssertionError(f"checkpoint and objects differ: values in the checkpoint no "
-                                 f"object took: {self._unused or 'none'}; objects the "
-                                 f"checkpoint has no value for: {self._unmatched or 'none'}")
+            raise AssertionError("checkpoint and objects differ: "
+                                 + _differences(self._unused, self._unmatched))
         return self
 
     def assert_existing_objects_matched(self):
@@ -233,8 +245,8 @@ def _collect(graph):
 class _Restore:
     """The assignments a restore makes, all checked before any is done."""
 
-    def __init__(self, path, arrays, header):
-        self.path, self.arrays, self.header = path, dict(arrays), header
+    def __init__(self, arrays, header):
+        self.arrays, self.header = dict(arrays), header
         self.unused = set(arrays)
         self.unmatched, self.errors, self.steps = [], [], []
 
@@ -265,9 +277,6 @@ class _Restore:
                 g.bit_generator, "state", s))
         for key, target in graph.json.items():
             self._match_state(key, "json", lambda s, d=target: (d.clear(), d.update(s)))
-        if self.errors:
-            raise CheckpointError(f"{self.path}: does not fit the objects restored into it: "
-                                  + "; ".join(self.errors) + " (nothing was restored)")
 
     def _match_state(self, key, kind, assign):
         states = self.header.get(kind, {})
@@ -278,19 +287,24 @@ class _Restore:
 
     def _match_optimizer(self, key, optimizer, variables):
         state, names = {"slots": {}}, optimizer.get_slot_names()
+        current = optimizer.get_state()
         iterations = self.arrays.get(f"{key}/iterations")
         if iterations is None:
             self.unmatched.append(f"{key}/iterations")
         else:
             self.unused.discard(f"{key}/iterations")
             state["iterations"] = int(iterations)
-            rate = self.header.get("optimizers", {}).get(key, {}).get("learning_rate")
-            if rate is not None and not callable(getattr(optimizer, "_learning_rate", None)):
+        rate = self.header.get("optimizers", {}).get(key, {}).get("learning_rate")
+        if current["learning_rate"] is not None:  # (a schedule's rate follows ``iterations``)
+            if rate is None:
+                self.unmatched.append(f"{key}/learning_rate")
+            else:
                 state["learning_rate"] = rate
         for path, variable in variables.items():
             keys = [f"{key}/slots/{path}/{name}" for name in names]
             present = [k for k in keys if k in self.arrays]
-            if not present:
+            if not present:  # (slots the optimizer has made already are expected in the file)
+                self.unmatched.extend(keys if variable in current["slots"] else ())
                 continue
             values = [self._take(k, variable) for k in keys]
             if all(v is not None for v in values):
@@ -380,6 +394,9 @@ class CheckpointManager:
         counter.assign(previous + 1)
         number = previous + 1 if checkpoint_number is None else int(checkpoint_number)
         path = f"{self._prefix}-{number}"
+        for prefix in (f".{os.path.basename(self._prefix)}-",  # (what killed saves left)
+                       checkpoint_file.temporary_prefix(_STATE_FILE)):
+            checkpoint_file.remove_stale(self._directory, prefix)
         try:
             self._checkpoint.write(path)
         except BaseException:

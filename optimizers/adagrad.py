@@ -9,10 +9,11 @@ class Adagrad(Optimizer):
     """``acc += g^2`` and ``w -= lr g / sqrt(acc + epsilon)``; ``acc`` starts at
     ``initial_accumulator_value``, so early steps are not huge."""
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
-                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+                 **kwargs):
+        super().__init__(learning_rate, **kwargs)
         if isinstance(initial_accumulator_value, bool) or not initial_accumulator_value >= 0:
             raise ValueError(f"Adagrad: initial_accumulator_value must be >= 0, "
                              f"got {initial_accumulator_value!r}")

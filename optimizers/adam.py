@@ -5,7 +5,20 @@ import numpy as np
 
 from framework import kernels
 
+from . import checks
 from .base import OPTIMIZERS, Optimizer
+
+
+def update_moments(gradient, m, v, mix_1, mix_2, tmp):
+    """Adam's moments in place, in Keras's order: ``m += (g - m) mix_1``, ``v += (g^2 - v)
+    mix_2`` (``mix``: one minus the beta); ``tmp`` is scratch space."""
+    np.subtract(gradient, m, out=tmp)
+    tmp *= mix_1
+    m += tmp
+    np.multiply(gradient, gradient, out=tmp)
+    tmp -= v
+    tmp *= mix_2
+    v += tmp
 
 
 @OPTIMIZERS.register(name="adam")
@@ -14,16 +27,12 @@ class Adam(Optimizer):
     ``w -= lr_t * m / (sqrt(v) + epsilon)`` with ``lr_t = lr sqrt(1 - beta_2^t) / (1 - beta_1^t)``;
     ``amsgrad`` divides by the running maximum of ``v`` instead."""
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
-        for value, what in ((beta_1, "beta_1"), (beta_2, "beta_2")):
-            if isinstance(value, bool) or not 0 <= value < 1:
-                raise ValueError(f"{type(self).__name__}: {what} must be in [0, 1), "
-                                 f"got {value!r}")
-        if isinstance(epsilon, bool) or not epsilon >= 0:
-            raise ValueError(f"{type(self).__name__}: epsilon must be >= 0, got {epsilon!r}")
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        checks.check_adam_family(type(self).__name__, beta_1, beta_2, epsilon)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self.amsgrad = bool(amsgrad)
         self._slot_names = ("momentum", "velocity") + (("velocity_hat",) if amsgrad else ())
@@ -44,13 +53,7 @@ class Adam(Optimizer):
                          self.epsilon)
             return
         (tmp,) = self._scratch(variable, 1)  # one buffer: less memory traffic on big weights
-        np.subtract(gradient, m, out=tmp)
-        tmp *= mix_1
-        m += tmp
-        np.multiply(gradient, gradient, out=tmp)
-        tmp -= v
-        tmp *= mix_2
-        v += tmp
+        update_moments(gradient, m, v, mix_1, mix_2, tmp)
         if self.amsgrad:
             np.maximum(slots[2], v, out=slots[2])
             v = slots[2]
@@ -79,9 +82,8 @@ class AdamW(Adam):
     """Adam with decoupled weight decay: before each Adam step, ``w -= w * weight_decay * lr``."""
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
-                 epsilon=1e-7, amsgrad=False, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None):
+                 epsilon=1e-7, amsgrad=False, **kwargs):
         if weight_decay is None:
             raise ValueError("AdamW: weight_decay must be a number (Adam is AdamW without it)")
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay,
-                         clipnorm, clipvalue, global_clipnorm, name)
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad,
+                         weight_decay=weight_decay, **kwargs)

@@ -2,17 +2,22 @@
 
 ``apply_gradients`` takes any iterable of ``(gradient, variable)`` pairs: it reads the iterable
 once, checks every pair before touching any variable (so a bad pair leaves the model as it was),
-skips ``None`` gradients with one warning, clips, applies Keras's decoupled weight decay, and
-then runs the subclass's ``_update_step`` in place, outside any tape. Slots (moments) are created
-the first time a variable is seen, so one optimizer per layer, or any subset of variables at any
-time, needs no set-up. Scratch space for the update's temporary values is kept per dtype and
-reused, so a step allocates no arrays beyond what clipping needs.
+skips ``None`` gradients with one warning, unscales (``loss_scale_factor``), accumulates
+(``gradient_accumulation_steps``), clips, applies Keras's decoupled weight decay, runs the
+subclass's ``_update_step`` in place, outside any tape, and keeps the moving averages
+(``use_ema``). Slots (moments) are created the first time a variable is seen, so one optimizer
+per layer, or any subset of variables at any time, needs no set-up. Scratch space for the
+update's temporary values is kept per dtype and reused, so a step allocates no arrays beyond
+what clipping needs.
 
-``_update_step`` is elementwise, so small host variables of one dtype are updated together, as
-one flat array (a "multi-tensor" update, like PyTorch's foreach optimizers): a small variable's
-update costs mostly NumPy's fixed cost per call (about a microsecond, a dozen calls for Adam),
-which one call on the concatenation pays once. A big variable is updated a block at a time
-instead, each block's passes running in the cache. ``optimizers.layout`` lays them out.
+An optimizer whose ``_update_step`` is elementwise says so (``elementwise_update = True``, as
+the built-in ones do): then small host variables of one dtype are updated together, as one flat
+array (a "multi-tensor" update, like PyTorch's foreach optimizers), since a small variable's
+update costs mostly NumPy's fixed cost per call, which one call on the concatenation pays once;
+and a big variable is updated a block at a time, each block's passes running in the cache
+(``optimizers.layout``). Any other step (one that takes a norm, say) sees each variable whole
+and alone: a subclass that overrides ``_update_step`` is updated that way unless it declares
+its own step elementwise too.
 """
 import math
 import re
@@ -21,13 +26,14 @@ import warnings
 import numpy as np
 
 import framework as fw
-from framework import backend
+from framework import backend, kernels
 from framework.indexed_slices import gradient_arrays, is_indexed_slices
+from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
 from framework.trace_hooks import replayed
 
-from framework.registry import Registry
-
+from . import checks
+from .common import ACCUMULATOR, AVERAGE, KerasCommon
 from .layout import Plan, blocks
 from .schedules import LearningRateSchedule
 
@@ -35,50 +41,78 @@ from .schedules import LearningRateSchedule
 OPTIMIZERS = Registry("optimizer")
 
 
-def _check_positive(value, what):
-    if value is not None and (isinstance(value, bool) or not value > 0):
-        raise ValueError(f"{what} must be a positive number or None, got {value!r}")
+class Optimizer(KerasCommon):
+    """Base class of the optimizers; subclasses define their slots and ``_update_step``.
 
+    The arguments are Keras's common ones: ``weight_decay`` (decoupled: ``w -= w * wd * lr``
+    before each update), clipping, ``use_ema`` (a moving average of each variable, kept beside
+    it and written into it by ``finalize_variable_values``, or every
+    ``ema_overwrite_frequency`` updates), ``loss_scale_factor`` (gradients are divided by it;
+    ``scale_loss`` multiplies a loss) and ``gradient_accumulation_steps`` (the update applies
+    every N calls, with the mean of their gradients).
+    """
 
-class Optimizer:
-    """Base class of the optimizers; subclasses define their slots and ``_update_step``."""
+    elementwise_update = False  # whether _update_step may see several variables concatenated
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_update_step" in vars(cls) and "elementwise_update" not in vars(cls):
+            cls.elementwise_update = False  # a new step is not known to be elementwise
+        if "__init__" in vars(cls):
+            cls.__signature__ = checks.merged_signature(cls, Optimizer.__init__)
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None):
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None):
         for value, what in ((clipnorm, "clipnorm"), (clipvalue, "clipvalue"),
                             (global_clipnorm, "global_clipnorm")):
-            _check_positive(value, what)
+            checks.check_positive(value, what)
         if sum(v is not None for v in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(f"only one of clipnorm, clipvalue and global_clipnorm can be set, "
                              f"got clipnorm={clipnorm}, clipvalue={clipvalue}, "
                              f"global_clipnorm={global_clipnorm}")
-        if weight_decay is not None and (isinstance(weight_decay, bool) or not weight_decay >= 0):
-            raise ValueError(f"weight_decay must be a non-negative number or None, "
-                             f"got {weight_decay!r}")
+        checks.check_common(weight_decay, use_ema, ema_momentum, ema_overwrite_frequency,
+                            loss_scale_factor, gradient_accumulation_steps)
         self.name = name or type(self).__name__.lower()
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.use_ema, self.ema_momentum = bool(use_ema), ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self.global_norm = None  # the last step's gradient norm before global_clipnorm clipped it
-        self.iterations = Variable(wrap(np.zeros((), np.int64)), trainable=False,
-                                   name=f"{self.name}/iteration")
+        # Keras's raw call counter (``_iterations``): ``iterations`` divides it by the
+        # accumulation steps, schedules read it as it is.
+        self._iterations = Variable(wrap(np.zeros((), np.int64)), trainable=False,
+                                    name=f"{self.name}/iteration")
         self._learning_rate = None
         self.learning_rate = learning_rate
-        self._slot_names = ()
-        self._slots = {}  # variable -> tuple of slot variables, in the order of _slot_names
+        self._slot_names = ()  # the algorithm's slots, set by the subclass
+        self._slots = {}  # variable -> tuple of slot variables, in the order of get_slot_names()
         self._plans = {}  # ids of the variables of one call -> its layout.Plan
         self._scratch_buffers = {}  # (array type, dtype) -> one buffer
         self._scratch_views = {}  # (array type, dtype, shape, count) -> views of that buffer
         self._decay_excluded = (set(), None)
 
+    @property
+    def iterations(self):
+        """The number of updates applied: the calls of ``apply_gradients``, divided by
+        ``gradient_accumulation_steps`` when accumulating (as Keras counts)."""
+        if self.gradient_accumulation_steps:
+            return wrap(np.array(int(self._iterations) // self.gradient_accumulation_steps))
+        return self._iterations
+
     # --- the learning rate ----------------------------------------------------------------------
     @property
     def learning_rate(self):
-        """The rate the next step uses: the float, or the schedule at ``iterations``."""
+        """The rate the next call uses: the float, the schedule at the number of calls so far,
+        or the callable's value."""
         rate = self._learning_rate
         if rate.__class__ is float:  # the common case first: this is read every step
             return rate
         if isinstance(rate, LearningRateSchedule):
-            return float(rate(int(self.iterations)))
+            return float(rate(int(self._iterations)))
         return float(rate()) if callable(rate) else rate
 
     @learning_rate.setter
@@ -97,8 +131,14 @@ class Optimizer:
 
     # --- slots ----------------------------------------------------------------------------------
     def get_slot_names(self):
-        """The names of the per-variable slots this optimizer keeps (e.g. momentum, velocity)."""
-        return list(self._slot_names)
+        """The names of the per-variable slots this optimizer keeps: the algorithm's (e.g.
+        momentum, velocity), then ``average`` with ``use_ema`` and ``gradient_accumulator``
+        with ``gradient_accumulation_steps``."""
+        return list(self._all_slot_names())
+
+    def _all_slot_names(self):
+        return (self._slot_names + ((AVERAGE,) if self.use_ema else ())
+                + ((ACCUMULATOR,) if self.gradient_accumulation_steps else ()))
 
     def _slot_initial_value(self, slot_name):
         return 0.0
@@ -107,6 +147,7 @@ class Optimizer:
         """Create the slots of the variables that have none yet, on each variable's device, and
         move those of a variable moved since (``Layer.to_device``) after it. ``apply_gradients``
         does this by itself; a restore calls it before writing saved slots."""
+        names = self._all_slot_names()
         for variable in var_list:
             if not isinstance(variable, Variable):
                 raise TypeError(f"optimizer '{self.name}' can only keep slots for fw.Variable "
@@ -118,7 +159,7 @@ class Optimizer:
                     Variable(wrap(xp.full(variable.shape, self._slot_initial_value(slot),
                                           dtype=variable.dtype)),
                              trainable=False, name=f"{self.name}/{variable.name}/{slot}")
-                    for slot in self._slot_names)
+                    for slot in names)
             elif slots and backend.is_device_array(slots[0]._value) \
                     != backend.is_device_array(variable._value):
                 for slot in slots:
@@ -126,18 +167,19 @@ class Optimizer:
 
     def get_slot(self, var, slot_name):
         """The slot variable ``slot_name`` kept for ``var``."""
-        if slot_name not in self._slot_names:
+        names = self._all_slot_names()
+        if slot_name not in names:
             raise ValueError(f"optimizer '{self.name}' has no slot '{slot_name}'; its slots "
-                             f"are {list(self._slot_names)}")
+                             f"are {list(names)}")
         if var not in self._slots:
             raise ValueError(f"optimizer '{self.name}' has no slots for variable "
                              f"'{getattr(var, 'name', var)}' yet: it has not updated it")
-        return self._slots[var][self._slot_names.index(slot_name)]
+        return self._slots[var][names.index(slot_name)]
 
     @property
     def variables(self):
-        """All of the optimizer's state: ``iterations``, then every slot variable."""
-        return [self.iterations] + [slot for slots in self._slots.values() for slot in slots]
+        """All of the optimizer's state: the call counter, then every slot variable."""
+        return [self._iterations] + [slot for slots in self._slots.values() for slot in slots]
 
     def _scratch(self, like, count):
         """``count`` arrays shaped like ``like`` for temporary values: views of one buffer per
@@ -158,40 +200,67 @@ class Optimizer:
 
     # --- applying gradients ---------------------------------------------------------------------
     def apply_gradients(self, grads_and_vars):
-        """Update each variable from its gradient; returns ``iterations``.
+        """Update each variable from its gradient; returns the call counter (Keras's).
 
         Every pair is checked first: a shape, dtype or device mismatch is a ValueError naming
         the variable, and then nothing has been updated.
         """
         grads, variables = self._checked_pairs(grads_and_vars)
-        return self._apply(grads, variables)
+        return self._update(grads, variables)
 
     @replayed  # a traced fw.function runs the update again on each call's gradients
-    def _apply(self, grads, variables):
-        """The update of checked ``variables`` from their gradients' arrays ``grads``."""
-        grads = gradient_arrays(self._clipped, grads)  # (IndexedSlices: clipped, then dense)
+    def _update(self, grads, variables):
+        """The step for checked ``variables`` from their gradients' arrays ``grads``."""
         learning_rate = self.learning_rate
-        iterations = self.iterations
-        step = int(iterations._value) + 1
+        counter = self._iterations
+        calls = int(counter._value)
         plan = self._plan(variables)
+        steps = self.gradient_accumulation_steps
+        if steps:  # (the mean the update takes is clipped, dense, as Keras clips it)
+            applied = calls // steps
+            grads = self._accumulated(gradient_arrays(self._unscaled, grads), variables,
+                                      (calls + 1) % steps == 0)
+            if grads is not None:
+                grads = self._clipped(grads)
+        else:  # (IndexedSlices: their values unscaled and clipped, then made dense)
+            applied = calls
+            grads = gradient_arrays(self._clipped if self.loss_scale_factor is None
+                                    else self._unscaled_and_clipped, grads)
+        if grads is not None:
+            self._apply(plan, grads, learning_rate, applied + 1)
+        if self.use_ema:
+            self._update_averages(plan, applied)
+        counter._value[()] = calls + 1
+        mark_updated(plan.updated)
+        return counter
+
+    def _apply(self, plan, grads, learning_rate, step):
+        """One update of the plan's variables by ``grads``; ``step`` counts updates from 1."""
         for group in plan.groups:
             group.gather(grads)
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
         for group in plan.groups:
-            self._update_step(group.gradient, group.value, group.slots, learning_rate, step)
+            self._update_step(group.gradient, group.value, group.update_slots, learning_rate,
+                              step)
         for index, variable, slots in plan.singles:
             arrays = [grads[index], variable._value] + [slot._value for slot in slots]
-            for gradient, value, *slot_values in blocks(arrays):
+            for gradient, value, *slot_values in (
+                    blocks(arrays) if self.elementwise_update else (arrays,)):
                 self._update_step(gradient, value, slot_values, learning_rate, step)
-        iterations._value[()] = step
-        mark_updated(plan.updated)
-        return iterations
+
+    def _fused(self, kernel, gradient, variable, slots, constants):
+        """Run the fused GPU kernel ``fw_<kernel>`` (``kernels.update``) when the arrays are on
+        the device and it takes them; whether it did (else the NumPy path is the caller's)."""
+        if variable.__class__ is np.ndarray or not kernels.fits(variable, gradient, *slots):
+            return False
+        kernels.update(kernel, gradient, variable, slots, constants)
+        return True
 
     def _update_step(self, gradient, variable, slots, learning_rate, step):
         """Update the array ``variable`` in place from ``gradient``; ``slots`` are its slots'
-        arrays, ``step`` counts from 1. It must be elementwise: ``apply_gradients`` may pass
-        several variables' arrays concatenated into flat ones (``optimizers.layout.Group``)."""
+        arrays, ``step`` counts updates from 1. With ``elementwise_update``, the arrays may be
+        several variables' concatenated (``optimizers.layout.Group``) or a block of one."""
         raise NotImplementedError(f"{type(self).__name__} must define _update_step")
 
     def _checked_pairs(self, grads_and_vars):
@@ -208,20 +277,20 @@ class Optimizer:
                 raise TypeError(f"apply_gradients() takes (gradient, variable) pairs; item "
                                 f"{index} is {pair!r:.80}") from None
             if not isinstance(variable, Variable):
-                _not_a_variable(variable, grad, index)
+                checks.not_a_variable(variable, grad, index)
             if grad is None:
                 missing.append(variable.name)
                 continue
             raw, value = grad._value if isinstance(grad, Tensor) else grad, variable._value
             if is_indexed_slices(grad):  # (checked by its values and its dense shape)
-                _check_gradient(grad.values._value, grad, variable, grad.shape)
+                checks.check_gradient(grad.values._value, grad, variable, grad.shape)
             elif raw.__class__ is not value.__class__ or raw.shape != value.shape \
                     or raw.dtype != value.dtype or value.dtype.kind != "f":
-                _check_gradient(raw, grad, variable)  # (same array type: same device)
+                checks.check_gradient(raw, grad, variable)  # (same array type: same device)
             grads.append(raw)
             variables.append(variable)
         if missing:  # (a variable twice among the others: see _plan)
-            _check_once([variable for _, variable in pairs])
+            checks.check_once([variable for _, variable in pairs])
             why = (" This usually means the loss does not depend on them: a layer not used in "
                    "call(), a value taken out of the tape with .numpy() or float(), a "
                    "non-differentiable op (argmax, a cast to an integer) between them and the "
@@ -240,14 +309,18 @@ class Optimizer:
         if plan is not None and plan.holds(variables):
             return plan  # (made for this list: no variable appears twice in it)
         if len(set(key)) != len(key):
-            _check_once(variables)
+            checks.check_once(variables)
         self.build(variables)
-        plan = Plan(variables, self._slots, self.iterations)
+        plan = Plan(variables, self._slots, self._iterations, len(self._slot_names),
+                    grouped=self.elementwise_update)
         ids = set(key)
         for other in [k for k in self._plans if not ids.isdisjoint(k)]:
             del self._plans[other]  # stale (their groups' slots may have moved): free them
         self._plans[key] = plan
         return plan
+
+    def _unscaled_and_clipped(self, grads):
+        return self._clipped(self._unscaled(grads))
 
     def _clipped(self, grads):
         """Keras's clipping: each gradient by its norm, all by their global norm, or by value."""
@@ -284,13 +357,14 @@ class Optimizer:
             value -= decay
 
     def minimize(self, loss, var_list, tape=None):
-        """One step on ``loss``: a callable computed under a new tape, or a tensor recorded by
-        ``tape``. ``var_list`` is a list of variables or a callable returning one."""
+        """One step on ``loss``: a callable computed under a new tape (and scaled by
+        ``loss_scale_factor``), or a tensor recorded by ``tape`` (already scaled, if wanted).
+        ``var_list`` is a list of variables or a callable returning one."""
         var_list = list(var_list() if callable(var_list) else var_list)
         if callable(loss):
             with fw.GradientTape() as recording:
                 recording.watch(var_list)
-                loss = loss()
+                loss = self.scale_loss(loss())
             tape = recording
         elif tape is None:
             raise ValueError("minimize(): a loss tensor needs the tape that recorded it "
@@ -300,23 +374,25 @@ class Optimizer:
 
     # --- state ----------------------------------------------------------------------------------
     def get_state(self):
-        """Everything a resumed run needs, as host values: ``iterations``, ``learning_rate``
-        (None when a schedule or callable drives it) and ``slots`` {variable: {name: array}}."""
+        """Everything a resumed run needs, as host values: ``iterations`` (the number of
+        calls, from which ``iterations`` proper, the schedule's position and Nadam's momentum
+        schedule follow), ``learning_rate`` (None when a schedule or callable drives it) and
+        ``slots`` {variable: {name: array}}, the moving averages and accumulators included."""
         rate = self._learning_rate
-        return {"iterations": int(self.iterations),
+        names = self._all_slot_names()
+        return {"iterations": int(self._iterations),
                 "learning_rate": None if callable(rate) else rate,
-                "slots": {variable: {name: slot.numpy()
-                                     for name, slot in zip(self._slot_names, slots)}
+                "slots": {variable: {name: slot.numpy() for name, slot in zip(names, slots)}
                           for variable, slots in self._slots.items()}}
 
     def set_state(self, state):
         """Load what ``get_state`` returned (any of its keys), checking all before writing."""
         slots = state.get("slots", {})
+        names = self._all_slot_names()
         for variable, arrays in slots.items():
-            if set(arrays) != set(self._slot_names):
+            if set(arrays) != set(names):
                 raise ValueError(f"optimizer '{self.name}': the state of '{variable.name}' has "
-                                 f"slots {sorted(arrays)}, this optimizer keeps "
-                                 f"{list(self._slot_names)}")
+                                 f"slots {sorted(arrays)}, this optimizer keeps {list(names)}")
             for name, array in arrays.items():
                 if tuple(np.shape(array)) != variable.shape:
                     raise ValueError(f"optimizer '{self.name}': slot '{name}' of '{variable.name}'"
@@ -324,7 +400,7 @@ class Optimizer:
         if state.get("learning_rate") is not None:
             self.learning_rate = state["learning_rate"]
         if "iterations" in state:
-            self.iterations.assign(int(state["iterations"]))
+            self._iterations.assign(int(state["iterations"]))
         self.build(slots)
         for variable, arrays in slots.items():
             for name, array in arrays.items():
@@ -332,42 +408,7 @@ class Optimizer:
                 slot.assign(backend.to_device(np.asarray(array), slot.device))
 
 
-def _not_a_variable(variable, grad, index):
-    hint = (" (the pairs are (gradient, variable): zip(grads, variables))"
-            if isinstance(grad, Variable) else "")
-    raise TypeError(f"apply_gradients(): item {index} pairs a gradient with a "
-                    f"{type(variable).__name__}, not a fw.Variable{hint}")
-
-
-def _check_once(variables):
-    """Refuse a variable that appears twice (its gradients must be added up first)."""
-    seen = set()
-    for variable in variables:
-        if id(variable) in seen:
-            raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
-                             f"add its gradients up and pass it once")
-        seen.add(id(variable))
-
-
-def _check_gradient(raw, grad, variable, shape=None):
-    """Say why the array ``raw`` of ``grad`` (of ``shape``, if not raw's) does not fit
-    ``variable``, if it does not."""
-    if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
-        raise TypeError(f"the gradient for variable '{variable.name}' is a "
-                        f"{type(grad).__name__}; expected a tensor or an array")
-    if variable.dtype.kind != "f":
-        raise ValueError(f"variable '{variable.name}' has dtype {variable.dtype.name}; only "
-                         f"floating variables can be optimized")
-    if (shape or tuple(raw.shape)) != variable.shape:
-        raise ValueError(f"the gradient for variable '{variable.name}' has shape "
-                         f"{shape or tuple(raw.shape)}, the variable {variable.shape}")
-    if raw.dtype != variable.dtype:
-        raise ValueError(f"the gradient for variable '{variable.name}' has dtype "
-                         f"{raw.dtype.name}, the variable {variable.dtype.name}; cast it with "
-                         f"fw.cast")
-    if backend.device_of(raw) != variable.device:
-        raise ValueError(f"the gradient for variable '{variable.name}' is on "
-                         f"{backend.device_of(raw)}, the variable on {variable.device}")
+Optimizer.__signature__ = checks.merged_signature(Optimizer, Optimizer.__init__)
 
 
 def _squared_norm(g):

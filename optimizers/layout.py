@@ -10,18 +10,14 @@ from operator import attrgetter, is_
 
 import numpy as np
 
-# Which variables are updated in a group, measured with Adam on float32, 2 threads (the time of
-# 8 to 128 variables of n elements grouped, over their per-variable time; best of 25 runs):
-# n = 2,048: 0.5; 4,096: 0.7-0.85; 6,400: 0.8-0.9; 8,192: 0.85-1.05; 12,000 and more: 1.0-1.3,
-# the gather and scatter copies outgrowing the dozen NumPy calls saved. With 512 variables
-# (10 MB and more, past the caches), 6,400 came out even and 8,192 at 1.15. Cutting groups at
-# GROUP_BYTES matters there (512 x 8,192 in one group: 1.5); larger cuts gained nothing.
+# Which variables are updated in a group: grouping pays while the dozen NumPy calls it saves
+# outweigh its gather and scatter copies, which grow with the variable, and a group too big for
+# the caches loses again (measured with Adam on float32: the figures are in the README).
 GROUPED_VARIABLE_BYTES = 32 * 1024  # the largest variable updated in a group (8,192 float32)
 GROUP_BYTES = 256 * 1024  # the most one group's flat array holds (65,536 float32)
 # A big variable is updated a block at a time, so that the dozen passes of an update run over
-# blocks of its arrays held in the cache rather than over whole arrays from memory: Adam on
-# the 1.8M float32 weights of a 784-1024-1024-10 MLP takes 4.2 ms whole, 3.7-3.8 ms in 1 MB
-# blocks (0.25, 0.5 or 2 MB blocks: 3.8-3.9 ms).
+# blocks of its arrays held in the cache rather than over whole arrays from memory (the block
+# size is the best of those measured: the figures are in the README).
 BLOCK_BYTES = 1024 * 1024
 _value_of = attrgetter("_value")
 
@@ -41,11 +37,15 @@ class Plan:
 
     __slots__ = ("groups", "singles", "slot_values", "slots", "updated", "values")
 
-    def __init__(self, variables, slots_of, iterations):
+    def __init__(self, variables, slots_of, iterations, update_slots, grouped=True):
+        """``update_slots``: how many of each variable's slots its update step takes (the
+        first ones; the others are the optimizer's own: averages, accumulators);
+        ``grouped``: whether the update step is elementwise, so that groups may be made."""
         open_groups, chunks = {}, []  # dtype -> [indices, bytes] of the group being filled
         for index, variable in enumerate(variables):
             value = variable._value
-            if value.__class__ is not np.ndarray or value.nbytes > GROUPED_VARIABLE_BYTES:
+            if not grouped or value.__class__ is not np.ndarray \
+                    or value.nbytes > GROUPED_VARIABLE_BYTES:
                 continue
             chunk = open_groups.get(value.dtype)
             if chunk is None or chunk[1] + value.nbytes > GROUP_BYTES:
@@ -53,10 +53,11 @@ class Plan:
                 chunks.append(chunk)
             chunk[0].append(index)
             chunk[1] += value.nbytes
-        self.groups = [Group([variables[index] for index in indices], indices, slots_of)
+        self.groups = [Group([variables[index] for index in indices], indices, slots_of,
+                             update_slots)
                        for indices, _ in chunks if len(indices) > 1]
         grouped = {index for group in self.groups for index in group.indices}
-        self.singles = [(index, variable, slots_of[variable])
+        self.singles = [(index, variable, slots_of[variable][:update_slots])
                         for index, variable in enumerate(variables) if index not in grouped]
         self.values = list(map(_value_of, variables))  # grouped ones: views of their group's
         self.updated = list(variables) + [slot for variable in variables
@@ -80,6 +81,13 @@ class Plan:
         arrays += [variable._value for _, variable, _ in self.singles if decays(variable)]
         return arrays
 
+    def columns(self, column, slots_of):
+        """``(value, slot)`` array pairs covering every variable and its slot number
+        ``column``: a group's flat arrays, a single variable's own."""
+        return [(group.value, group.slots[column]) for group in self.groups] + [
+            (variable._value, slots_of[variable][column]._value)
+            for _, variable, _ in self.singles]
+
 
 class Group:
     """Small host variables of one dtype, updated by one ``_update_step`` on flat arrays.
@@ -93,10 +101,10 @@ class Group:
     results are bit for bit those of the per-variable path.
     """
 
-    __slots__ = ("gradient", "gradient_views", "indices", "slot_variables", "slots", "value",
-                 "variables")
+    __slots__ = ("gradient", "gradient_views", "indices", "slot_variables", "slots",
+                 "update_slots", "value", "variables")
 
-    def __init__(self, variables, indices, slots_of):
+    def __init__(self, variables, indices, slots_of, update_slots):
         self.variables, self.indices = variables, indices
         shapes = [variable._value.shape for variable in variables]
         dtype = variables[0]._value.dtype
@@ -109,6 +117,7 @@ class Group:
             slots = [slots_of[variable][column] for variable in variables]
             self.slots.append(_take_into(np.empty(size, dtype), slots, shapes))
             self.slot_variables += slots
+        self.update_slots = self.slots[:update_slots]
 
     def gather(self, grads):
         """Copy this step's gradients (``grads``: the call's, by index) into the flat buffer,

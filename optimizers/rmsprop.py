@@ -10,10 +10,11 @@ class RMSprop(Optimizer):
     tracks ``a = rho a + (1 - rho) g`` and divides by ``sqrt(v - a^2 + epsilon)``; with
     ``momentum``, ``m = momentum m + increment`` and ``w -= m``."""
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
-                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+                 **kwargs):
+        super().__init__(learning_rate, **kwargs)
         for value, what in ((rho, "rho"), (momentum, "momentum")):
             if isinstance(value, bool) or not 0 <= value <= 1:
                 raise ValueError(f"RMSprop: {what} must be in [0, 1], got {value!r}")

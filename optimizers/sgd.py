@@ -11,9 +11,10 @@ class SGD(Optimizer):
     """``w -= lr * g``; with momentum ``m = momentum * m - lr * g`` then ``w += m``, or with
     Nesterov ``w += momentum * m - lr * g`` (the look-ahead form Keras uses)."""
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None,
-                 clipnorm=None, clipvalue=None, global_clipnorm=None, name=None):
-        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name)
+    elementwise_update = True
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
         if isinstance(momentum, bool) or not 0 <= momentum <= 1:
             raise ValueError(f"SGD: momentum must be a number in [0, 1], got {momentum!r}")
         self.momentum = float(momentum)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from framework import checkpoint_file
 from layers import MLP, Dense, Dropout, Model
 from optimizers import SGD, Adam, schedules
 from training.checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
@@ -85,12 +86,31 @@ def test_n_steps_save_restore_m_steps_equals_n_plus_m_steps(tmp_path):
 def test_checkpoint_keys_are_structural_paths(tmp_path):
     model, optimizers = fresh()
     train(model, optimizers, 1, start=0)
-    save_checkpoint(tmp_path / "ck.npz", model, optimizers)
+    save_checkpoint(tmp_path / "ck.npz", model, optimizers, extra={"epoch": 1})
     keys = set(np.load(tmp_path / "ck.npz").files)
     assert {"model/hidden/kernel", "model/head/bias", "optimizers/hidden/iterations",
-            "optimizers/head/learning_rate", "optimizers/hidden/slots/hidden/kernel/velocity_hat",
-            "optimizers/head/slots/head/kernel/momentum"} <= keys
-    assert "optimizers/hidden/learning_rate" not in keys  # driven by its schedule
+            "optimizers/hidden/slots/model/hidden/kernel/velocity_hat",
+            "optimizers/head/slots/model/head/kernel/momentum"} <= keys
+    header = checkpoint_file.read_header(tmp_path / "ck.npz")
+    assert header["optimizers"] == {"optimizers/head": {"learning_rate": 0.1},
+                                    "optimizers/hidden": {"learning_rate": None}}  # (a schedule)
+    assert header["json"] == {"extra": {"epoch": 1}}
+
+
+def test_the_file_is_an_fw_train_checkpoint(tmp_path):
+    """One format: what the runner saves, ``fw.train.Checkpoint`` restores, and back."""
+    model, optimizers = fresh()
+    train(model, optimizers, 2, start=0)
+    save_checkpoint(tmp_path / "ck.npz", model, optimizers, extra={"epoch": 3})
+    restored, restored_optimizers = fresh()
+    extra = {}
+    fw.train.Checkpoint(model=restored, optimizers=restored_optimizers,
+                        extra=extra).read(str(tmp_path / "ck.npz")).assert_consumed()
+    assert extra == {"epoch": 3}
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), restored.get_weights()))
+    fw.train.Checkpoint(model=model, optimizers=optimizers,
+                        extra={"epoch": 4}).write(str(tmp_path / "tf.npz"))
+    assert restore_checkpoint(tmp_path / "tf.npz", *fresh()) == {"epoch": 4}
 
 
 def saved(tmp_path):
@@ -136,7 +156,7 @@ def test_missing_and_unexpected_names_are_reported_in_one_message(tmp_path):
     assert message.count("missing from the checkpoint") == 1
     for name in ["model/layers/1/kernel", "model/layers/2/bias", "optimizers/hidden/learning_rate",
                  "model/hidden/kernel", "optimizers/head/iterations",
-                 "optimizers/hidden/slots/hidden/kernel/momentum"]:
+                 "optimizers/hidden/slots/model/hidden/kernel/momentum"]:
         assert name in message
 
 
@@ -144,7 +164,7 @@ def test_non_strict_restore_warns_and_restores_what_matches(tmp_path):
     path, model, _ = saved(tmp_path)
     partial = Net()
     partial.build((None, 6))
-    with pytest.warns(UserWarning, match="unexpected in the checkpoint: .*optimizers/head"):
+    with pytest.warns(UserWarning, match="unexpected in the checkpoint.*optimizers/head"):
         restore_checkpoint(path, partial, strict=False)
     assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), partial.get_weights()))
 
@@ -169,8 +189,8 @@ def test_shape_and_dtype_mismatches_name_the_entry(tmp_path):
 
     wider = Wider()
     wider.build((None, 6))
-    with pytest.raises(CheckpointMismatchError, match=r"'model/hidden/kernel' is float32\[6, 16\] "
-                                                      r"in the checkpoint but float32\[6, 17\]"):
+    with pytest.raises(CheckpointMismatchError, match=r"'model/hidden/kernel' .* is float32\[6, 17\]"
+                                                      r", the checkpoint holds float32\[6, 16\]"):
         restore_checkpoint(path, wider, strict=False)
 
 
@@ -189,7 +209,8 @@ def test_bad_saves(tmp_path):
         save_checkpoint(tmp_path / "ck.npz", model, extra={"array": np.zeros(2)})
     stranger = fw.Variable([1.0], name="stranger")
     optimizers["head"].apply_gradients([(fw.ones(1), stranger)])
-    with pytest.raises(ValueError, match="slots for variable 'stranger', which is not part"):
+    with pytest.raises(ValueError, match="slots for variable 'stranger', which this checkpoint "
+                                          "does not track"):
         save_checkpoint(tmp_path / "ck.npz", model, optimizers)
     assert not os.listdir(tmp_path)
 
@@ -224,8 +245,20 @@ def test_read_extra_and_damaged_files_are_one_error_naming_the_file(tmp_path):
 
 def test_stale_temporaries_of_killed_saves_are_removed(tmp_path):
     path, _, _ = saved(tmp_path)
-    for name in ("ck.a1b2.npz.tmp", "ck.zz.npz.tmp", "other.a1.npz.tmp", "ck.npz.bak"):
+    ours = [f".ck.npz.{tag}{checkpoint_file.TEMP_SUFFIX}" for tag in ("a1b2", "zz")]
+    theirs = [f".other.npz.a1{checkpoint_file.TEMP_SUFFIX}", "ck.a1.npz.tmp", "ck.npz.bak"]
+    for name in ours + theirs:
         (tmp_path / name).write_bytes(b"PK partial")
-    assert remove_stale_temporaries(path) == ["ck.a1b2.npz.tmp", "ck.zz.npz.tmp"]
-    assert sorted(os.listdir(tmp_path)) == ["ck.npz", "ck.npz.bak", "other.a1.npz.tmp"]
+    assert remove_stale_temporaries(path) == ours
+    assert sorted(os.listdir(tmp_path)) == sorted(["ck.npz", *theirs])
     assert read_extra(path) == {"epoch": 1}
+
+
+def test_a_checkpoint_of_the_older_runner_format_is_named_as_such(tmp_path):
+    """The runner's first format (its own archive) is refused in one line that says what it is."""
+    np.savez(tmp_path / "old.npz", __format__=np.array(1), __extra__=np.array('{"epoch": 1}'),
+             **{"model/hidden/kernel": np.zeros((6, 16), np.float32)})
+    for read in (read_extra, lambda p: restore_checkpoint(p, *fresh())):
+        with pytest.raises(CheckpointReadError, match=re.escape(str(tmp_path / "old.npz")) +
+                           " is a checkpoint of the runner's older format"):
+            read(tmp_path / "old.npz")

@@ -68,8 +68,13 @@ def run_example(name, args, monkeypatch, capsys):
     return capsys.readouterr().out
 
 
+# The porting pair: tests/test_porting.py checks the one against the other and runs the port
+# (the original needs TensorFlow).
+PORTING = ("tf2_original.py", "tf2_port.py")
+
+
 def test_every_example_is_tested():
-    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted([*EXPECTED, *PORTING])
 
 
 @pytest.mark.filterwarnings("ignore:Calling GradientTape.gradient on a persistent tape")

@@ -252,7 +252,7 @@ def test_optimizer_state_and_schedules_advance_on_every_call():
         rates.append(opt.learning_rate)
         step()
     assert int(opt.iterations) == 4
-    assert rates == [0.1, 0.05, 0.025, 0.0125]
+    assert rates == pytest.approx([0.1, 0.05, 0.025, 0.0125], rel=1e-6)
     assert float(fw.reduce_sum(opt.get_slot(var, "momentum"))) != 0.0
 
 
@@ -377,7 +377,7 @@ def test_the_runner_compiles_by_default_with_eager_numbers(tmp_path):
     weights = [np.load(tmp_path / name / "checkpoint.npz") for name in ("compiled", "eager")]
     assert sorted(weights[0].files) == sorted(weights[1].files)
     for key in weights[0].files:
-        if weights[0][key].dtype.kind in "fiu":  # (not the saved config and paths)
+        if weights[0][key].dtype.kind in "fi":  # (not the saved config and paths)
             np.testing.assert_array_equal(weights[0][key], weights[1][key])
 
 
@@ -451,30 +451,24 @@ def test_gradients_of_broadcasts_with_output_gradients_and_unconnected_sources()
     assert traced.experimental_get_tracing_count() == 1
 
 
-def test_gradient_accumulation_inside():
-    from optimizers.accumulate import GradientAccumulator
-
+def test_gradient_accumulation_and_ema_inside():
     def run(compiled):
         var = fw.Variable([1.0, -2.0])
-        accumulator = GradientAccumulator(SGD(0.1))
+        opt = Adam(0.1, gradient_accumulation_steps=2, use_ema=True)
 
-        def micro(x):
+        def step(x):
             with fw.GradientTape() as tape:
                 loss = fw.reduce_sum(var * var * x)
-            accumulator.accumulate(zip([tape.gradient(loss, var)], [var]))
+            opt.apply_gradients(zip([tape.gradient(loss, var)], [var]))
 
-        def apply():
-            accumulator.apply_gradients()
+        fn = fw.function(step) if compiled else step
+        for k in range(6):
+            fn(fw.constant(float(k + 1)))
+        return var.numpy(), int(opt.iterations)
 
-        micro_fn, apply_fn = (fw.function(micro), fw.function(apply)) if compiled else (micro,
-                                                                                       apply)
-        for step in range(3):
-            for k in range(2):
-                micro_fn(fw.constant(float(step + k)))
-            apply_fn()
-        return var.numpy()
-
-    np.testing.assert_array_equal(run(True), run(False))
+    (eager, eager_steps), (traced, traced_steps) = run(False), run(True)
+    np.testing.assert_array_equal(traced, eager)
+    assert traced_steps == eager_steps
 
 
 def test_a_plan_whose_variable_is_gone_traces_again():

@@ -1,5 +1,8 @@
 """Initializers: Keras's formulas (fans, limits, truncation), seeds, names and bad inputs."""
+import json
 import math
+import os
+import re
 
 import numpy as np
 import pytest
@@ -27,6 +30,12 @@ def test_constant_initializers():
                                          ((3, 3, 4, 8), (36, 72))])
 def test_fans_follow_keras(shape, fans):
     assert initializers.compute_fans(shape) == fans
+
+
+def test_fans_over_given_axes():
+    assert initializers.compute_fans((2, 3, 4, 5), input_axes=[0, 2], output_axes=[1]) == (8, 3)
+    values = draw(initializers.HeUniform(input_axes=[1], output_axes=[0]), (50, 2000))
+    assert values.max() <= math.sqrt(6 / 2000) < values.max() * 1.01
 
 
 @pytest.mark.parametrize("initializer, limit", [
@@ -122,4 +131,83 @@ def test_initializers_by_name_class_instance_or_callable():
 ])
 def test_bad_initializer_inputs(make, error, message):
     with pytest.raises(error, match=message):
+        make()
+
+
+# --- against Keras 3's statistics (keras_optimizers_reference.json) ---------------------------
+with open(os.path.join(os.path.dirname(__file__), "reference",
+                       "keras_optimizers_reference.json")) as f:
+    KERAS = json.load(f)["initializers"]
+BOUNDED = re.compile(r"(?<!un)truncated|uniform|lecun_normal|glorot_normal|he_normal")
+
+
+@pytest.mark.parametrize("case", sorted(KERAS))
+def test_statistics_of_big_draws_are_kerass(case):
+    """Mean, standard deviation and range of a large draw (NumPy's numbers, Keras's
+    distribution), the Gram matrix of an orthogonal one, an identity's every value."""
+    reference = KERAS[case]
+    initializer = initializers.get({"class_name": reference["class_name"],
+                                    "config": reference["config"]})
+    for stats in reference["stats"]:
+        values = draw(initializer, stats["shape"]).astype(np.float64)
+        spread = max(stats["std"], 1e-3)
+        assert abs(values.mean() - stats["mean"]) < 0.01 * spread, case
+        assert values.std() == pytest.approx(stats["std"], rel=0.01, abs=1e-7), case
+        if BOUNDED.search(case):  # the range of a bounded distribution is reached, not passed
+            assert values.min() == pytest.approx(stats["min"], abs=0.01 * spread), case
+            assert values.max() == pytest.approx(stats["max"], abs=0.01 * spread), case
+        if "gram_error" in stats:
+            q = values.reshape(-1, stats["shape"][-1])
+            q = q if q.shape[0] >= q.shape[1] else q.T
+            gain = reference["config"].get("gain", 1.0)
+            assert np.abs(q.T @ q - gain ** 2 * np.eye(q.shape[1])).max() < 1e-5 * gain ** 2
+        if "values" in stats:
+            assert values.tolist() == stats["values"]
+
+
+@pytest.mark.parametrize("case", sorted(KERAS))
+def test_configs_hold_kerass_and_round_trip(case):
+    reference = KERAS[case]
+    initializer = initializers.get({"class_name": reference["class_name"],
+                                    "config": reference["config"]})
+    config = initializer.get_config()
+    assert {k: config[k] for k in reference["keras_config"]} == reference["keras_config"]
+    again = initializers.get(json.loads(json.dumps(initializers.INITIALIZERS.serialize(
+        initializer))))
+    assert type(again) is type(initializer) and again.get_config() == config
+
+
+def test_tensorflows_aliases_are_the_same_classes():
+    from framework import initializers as framework_initializers
+    assert fw.zeros_initializer is initializers.Zeros is framework_initializers.Zeros
+    assert fw.ones_initializer is initializers.Ones
+    assert fw.constant_initializer is initializers.Constant
+    assert fw.random_normal_initializer is initializers.RandomNormal
+    assert fw.random_uniform_initializer is initializers.RandomUniform
+    assert fw.glorot_uniform_initializer is initializers.GlorotUniform
+    assert initializers.INITIALIZERS is framework_initializers.INITIALIZERS
+    values = fw.random_normal_initializer(mean=1.0, stddev=0.5, seed=2)((4000,)).numpy()
+    assert abs(values.mean() - 1.0) < 0.05 and abs(values.std() - 0.5) < 0.05
+    assert fw.constant_initializer(2.0)((2,)).numpy().tolist() == [2.0, 2.0]
+    for name, cls in [("zero", initializers.Zeros), ("one", initializers.Ones),
+                      ("normal", initializers.RandomNormal), ("orthogonal",
+                                                               initializers.Orthogonal)]:
+        assert type(initializers.get(name)) is cls
+
+
+def test_orthogonal_is_seeded_and_identity_is_an_eye():
+    seeded = initializers.Orthogonal(seed=4)
+    assert np.array_equal(draw(seeded, (6, 4)), draw(seeded, (6, 4)))
+    assert draw(initializers.Identity(2.0), (2, 3)).tolist() == [[2, 0, 0], [0, 2, 0]]
+    wide = draw(initializers.Orthogonal(seed=1), (3, 8))
+    np.testing.assert_allclose(wide @ wide.T, np.eye(3), atol=1e-6)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: initializers.Orthogonal()((5,)), r"rank 2 or more, got shape \(5,\)"),
+    (lambda: initializers.Identity()((2, 2, 2)), r"2-D weight, got shape \(2, 2, 2\)"),
+    (lambda: initializers.Orthogonal()((2, 2), dtype=fw.int32), "dtype int32"),
+])
+def test_bad_shapes_name_themselves(make, message):
+    with pytest.raises(ValueError, match=message):
         make()

@@ -25,6 +25,7 @@ import pytest
 
 import training.loop
 import training.records
+from framework.checkpoint_file import TEMP_SUFFIX
 from training.cli import main
 from test_runner import config_path, run, write_idx  # noqa: F401 (config_path: a fixture)
 from tiny_config import tiny_config
@@ -342,22 +343,23 @@ def test_kill_9_in_the_middle_of_a_checkpoint_write(config_path, tmp_path):
                               "--no-progress", "--output", str(out), *settings],
                              env=env, capture_output=True, timeout=120)
     assert process.returncode == -signal.SIGKILL
-    leftovers = [p.name for p in out.iterdir() if p.name.endswith(".npz.tmp")]
+    leftovers = [p.name for p in out.iterdir() if p.name.endswith(TEMP_SUFFIX)]
+    assert leftovers == [p.name for p in out.iterdir() if p.name.startswith(".checkpoint.npz.")]
     assert len(leftovers) == 1
     assert run(config_path, tmp_path / "clean", *settings) == 0
     assert run(config_path, out, *settings, "--resume") == 0
-    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in out.iterdir() if p.name.endswith((".tmp", TEMP_SUFFIX))]
     assert_same_run(out, tmp_path / "clean")
 
 
 def test_stale_temporary_files_are_removed_on_the_next_run(capsys, config_path, finished):
     out, _ = finished
-    for name in ("checkpoint.x1y2.npz.tmp", "checkpoint.abc.npz.tmp", "metrics.jsonl.tmp"):
+    killed = [f".checkpoint.npz.{tag}{TEMP_SUFFIX}" for tag in ("abc", "x1y2")]
+    for name in (*killed, "metrics.jsonl.tmp"):
         (out / name).write_bytes(b"\0" * 1000)
     (out / "keep.npz.tmp").write_text("not the runner's")
     assert run(config_path, out, "--set", "epochs=2", "--resume") == 0
-    assert "removed checkpoint.abc.npz.tmp, checkpoint.x1y2.npz.tmp, metrics.jsonl.tmp" in \
-        capsys.readouterr().out
+    assert f"removed {killed[0]}, {killed[1]}, metrics.jsonl.tmp" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir() if "tmp" in p.name) == ["keep.npz.tmp"]
 
 

@@ -143,6 +143,40 @@ def test_stale_temporary_files_are_removed_on_the_next_save(tmp_path):
     assert not stale.exists()
 
 
+def test_stale_temporaries_of_one_target_and_the_header_alone(tmp_path):
+    """What a caller with one file needs: the leftovers of writes to that file only, and the
+    header read without the arrays (a damaged header is still one error naming the file)."""
+    suffix = checkpoint_file.TEMP_SUFFIX
+    names = [f".a.npz.x1{suffix}", f".a.npz.y2{suffix}", f".b.npz.z3{suffix}", "a.npz.tmp"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"PK")
+    assert checkpoint_file.remove_stale(
+        tmp_path, checkpoint_file.temporary_prefix(tmp_path / "a.npz")) == names[:2]
+    assert sorted(os.listdir(tmp_path)) == sorted(names[2:])
+    path = fw.train.Checkpoint(v=fw.Variable(np.zeros(3)), loop={"epoch": 2}).write(
+        str(tmp_path / "a.npz"))
+    assert checkpoint_file.read_header(path)["json"] == {"loop": {"epoch": 2}}
+    assert sorted(os.listdir(tmp_path)) == sorted(["a.npz", *names[2:]])  # (only its own)
+    np.savez(tmp_path / "plain.npz", v=np.zeros(3))
+    with pytest.raises(checkpoint_file.CheckpointReadError, match="plain.npz is not a checkpoint"):
+        checkpoint_file.read_header(tmp_path / "plain.npz")
+
+
+def test_an_exact_restore_lists_every_difference_in_one_error(tmp_path):
+    path = fw.train.Checkpoint(w=fw.Variable(np.ones((2, 3), np.float32)), b=fw.Variable(1.0),
+                               u=fw.Variable(5.0)).write(str(tmp_path / "c"))
+    w, c, u = fw.Variable(np.zeros((3, 2), np.float32), name="weights"), fw.Variable(0.0), \
+        fw.Variable(0.0)
+    with pytest.raises(fw.train.CheckpointMismatchError) as caught:
+        fw.train.restore_exactly(path, w=w, c=c, u=u)
+    assert issubclass(fw.train.CheckpointMismatchError, fw.train.CheckpointError)
+    message = str(caught.value)
+    assert "unexpected in the checkpoint (values no object takes): ['b']" in message
+    assert "missing from the checkpoint (objects with no value): ['c']" in message
+    assert "'w' ('weights') is float32[3, 2], the checkpoint holds float32[2, 3]" in message
+    assert float(u) == 0.0  # nothing was restored
+
+
 def test_manager_numbers_keeps_and_recovers_its_directory(tmp_path):
     v = fw.Variable(0.0)
     ckpt = fw.train.Checkpoint(v=v)

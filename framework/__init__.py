@@ -24,7 +24,14 @@ from .module import Module
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, constant, convert_to_tensor
+from .tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor
+
+# TensorFlow's wider surface: the tf.math and tf.linalg namespaces, the version, and an
+# unknown name's AttributeError that suggests the closest existing ones
+from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they re-export
+from .namespaces import suggest_close_names as _suggest_close_names
+from .printing import print  # noqa: A001 - tf.print
+from .version import __version__
 
 
 def to_device(tensor, device):
@@ -39,5 +46,10 @@ __all__ = sorted(set(_ops_all) | {
     "bool",
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
-    "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like",
+    "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
+    "linalg", "math", "print", "TensorShape", "__version__"} | {
     "Function", "TensorSpec", "cond", "function", "while_loop"})
+
+for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
+    _suggest_close_names(_module, _label)
+del _module, _label

@@ -14,35 +14,41 @@ def _shape(shape):
     return tuple(int(d) for d in shape)
 
 
-def zeros(shape, dtype=float32):
+def zeros(shape, dtype=float32, name=None, layout=None):
     return wrap(backend.xp().zeros(_shape(shape), dtype=as_dtype(dtype)))
 
 
-def ones(shape, dtype=float32):
+def ones(shape, dtype=float32, name=None, layout=None):
     return wrap(backend.xp().ones(_shape(shape), dtype=as_dtype(dtype)))
 
 
-def zeros_like(input, dtype=None):  # noqa: A002 - TensorFlow's argument name
+def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's name
     x = convert_to_tensor(input)
     return wrap(backend.array_module(x._value).zeros(x.shape, dtype=as_dtype(dtype) or x.dtype))
 
 
-def ones_like(input, dtype=None):  # noqa: A002
+def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
     x = convert_to_tensor(input)
     return wrap(backend.array_module(x._value).ones(x.shape, dtype=as_dtype(dtype) or x.dtype))
 
 
-def fill(dims, value):
+def fill(dims, value, name=None, layout=None):
     """A tensor of shape ``dims`` filled with ``value`` (its dtype by TensorFlow's rule)."""
     v = convert_to_tensor(value)
     return wrap(backend.xp().full(_shape(dims), backend.to_host(v._value), dtype=v.dtype))
 
 
-def eye(num_rows, num_columns=None, dtype=float32):
-    return wrap(backend.xp().eye(num_rows, num_columns, dtype=as_dtype(dtype)))
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
+    """The identity matrix (a ``batch_shape`` of them, stacked, when given)."""
+    xp = backend.xp()
+    matrix = xp.eye(int(num_rows), None if num_columns is None else int(num_columns),
+                    dtype=as_dtype(dtype))
+    if batch_shape is not None:
+        matrix = xp.broadcast_to(matrix, _shape(batch_shape) + matrix.shape).copy()
+    return wrap(matrix)
 
 
-def range(start, limit=None, delta=1, dtype=None):  # noqa: A001 - TensorFlow's name
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TensorFlow's name
     """Like Python's range: ``fw.range(5)`` or ``fw.range(1.0, 2.0, 0.25)``."""
     if limit is None:
         start, limit = 0, start

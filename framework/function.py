@@ -32,7 +32,8 @@ _RETRACE_WARNING = 8  # traces of one function before the warning TensorFlow als
 
 
 class TensorSpec:
-    """The shape (None for any size) and dtype an ``input_signature`` entry accepts."""
+    """A shape (None for any size) and dtype: what an ``input_signature`` entry accepts, and
+    what a dataset's elements are (``fw.data``)."""
 
     def __init__(self, shape, dtype="float32", name=None):
         self.shape = None if shape is None else tuple(None if d is None else int(d)
@@ -57,8 +58,7 @@ class TensorSpec:
         return hash((self.shape, self.dtype, self.name))
 
     def __repr__(self):
-        shape = "None" if self.shape is None else list(self.shape)
-        return f"TensorSpec(shape={shape}, dtype={self.dtype.name}, name={self.name!r})"
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name})"
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,

@@ -19,7 +19,7 @@ import numpy as np
 from . import random
 from .creation import eye, ones, zeros
 from .dtypes import as_dtype, float32
-from .ops import cast
+from .ops import broadcast_to, cast
 from .registry import Configurable, Registry
 from .tensor import constant, convert_to_tensor
 
@@ -75,7 +75,7 @@ class Constant(Initializer):
 
     def __call__(self, shape, dtype=None):
         value = cast(convert_to_tensor(self.value), as_dtype(dtype) or float32)
-        return constant(value, shape=_shape(shape))
+        return constant(broadcast_to(value, _shape(shape)))  # (constant(shape=) reshapes)
 
 
 @INITIALIZERS.register

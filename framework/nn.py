@@ -18,6 +18,7 @@ import numpy as np
 
 from . import backend, kernels
 from .ops import cast, erf, exp, expand_dims, gather, one_hot, reduce_sum, sigmoid, tanh
+from .ops.math import floats_only as _floats_only
 from .ops.linalg import _matmul_raw_vjp, _matmul_vjp_a, _matmul_vjp_b
 from .ops.reduce import _spread
 from .primitive import _NO_PARAMS, define, device_error, primitive
@@ -99,6 +100,7 @@ def _softmax_raw_vjp(g, out, needs, x, axis):
 
 @primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)),
            raw_vjp=_softmax_raw_vjp)
+@_floats_only
 def _softmax(x, axis):
     """On a host batch of rows of a few classes NumPy reduces each short row on its own: when
     no value is large enough for ``exp`` to overflow (nor small enough to underflow), the
@@ -152,6 +154,7 @@ def _ones(n, dtype):
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
+@_floats_only
 def _log_softmax(x, axis):
     return _log_softmax_raw(x, axis)
 
@@ -164,24 +167,25 @@ def _from_end(axis, logits):
     return axis % ndim - ndim
 
 
-def softmax(logits, axis=-1):
+def softmax(logits, axis=-1, name=None):
     """exp(logits) normalised along ``axis``, computed without overflow."""
     if axis == -1 and logits.__class__ is Tensor and logits._value.ndim:  # (a model's output)
         return _softmax(logits, axis=-1)
     return _softmax(logits, axis=_from_end(axis, logits))
 
 
-def log_softmax(logits, axis=-1):
+def log_softmax(logits, axis=-1, name=None):
     """log(softmax(logits)), computed without overflow or log(0)."""
     return _log_softmax(logits, axis=_from_end(axis, logits))
 
 
 @primitive(lambda g, out, x: g * sigmoid(x))
+@_floats_only
 def softplus(features):
     return np.logaddexp(features, 0).astype(features.dtype, copy=False)
 
 
-def gelu(features, approximate=False):
+def gelu(features, approximate=False, name=None):
     """Gaussian error linear unit: x * Phi(x) (the tanh approximation when ``approximate``)."""
     x = convert_to_tensor(features)
     if approximate:
@@ -311,7 +315,7 @@ def _checked_bias(name, value, bias):
     return value, bias
 
 
-def bias_add(value, bias):
+def bias_add(value, bias, name=None):
     """``value + bias`` for a 1-D ``bias`` along the last axis (a Dense layer's bias)."""
     return _bias_add(*_checked_bias("bias_add", value, bias))
 
@@ -432,7 +436,7 @@ def _dense(inputs, kernel, bias, relu):
     return _relu_into(out, out) if relu else out
 
 
-def sparse_softmax_cross_entropy_with_logits(labels, logits):
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
     labels, logits, raw, values = checked_sparse_labels(
         "sparse_softmax_cross_entropy_with_logits", labels, logits)
@@ -469,7 +473,7 @@ def checked_sparse_labels(name, labels, logits):
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Per-example -sum(labels * log_softmax(logits)) along ``axis``, for soft labels."""
     logits = convert_to_tensor(logits)
     labels = cast(labels, logits.dtype)
@@ -488,3 +492,6 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         raise ValueError("embedding_lookup: max_norm is not supported; clip the rows with "
                          "fw.clip_by_norm(rows, max_norm, axes=[-1])")
     return gather(params, ids)
+
+
+from .ops.activation import *  # noqa: E402,F401,F403 - elu, selu, ..., moments: ops/activation.py

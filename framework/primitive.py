@@ -59,47 +59,48 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
     """
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
     prim = Primitive(name, table, raw_vjp, forward, saves)
+    op_name = name  # the closures take TensorFlow's ``name=None`` argument, and ignore it
     # An op without gradient is kept by no tape, only followed by fw.function's recorder.
     record_op = record if table is not None else _trace_only
 
-    def unary(x, **params):
+    def unary(x, name=None, **params):
         try:
             value = x._value
         except AttributeError:
-            (x,) = _convert_args(name, (x,))
+            (x,) = _convert_args(op_name, (x,))
             value = x._value
         try:
             out = forward(value, **params) if params else forward(value)
         except Exception as e:
-            raise _op_error(name, (x,), e) from e
+            raise _op_error(op_name, (x,), e) from e
         t = _new(Tensor)
         t._value = out
         if state.recording:
             record_op(prim, (x,), t, params, (value,))
         return t
 
-    def binary(x, y, **params):
+    def binary(x, y, name=None, **params):
         if x.__class__ is not Tensor or y.__class__ is not Tensor:
-            x, y = _operands(name, x, y)
+            x, y = _operands(op_name, x, y)
         xv, yv = x._value, y._value
         if same_dtype and xv.dtype is not yv.dtype and xv.dtype != yv.dtype:
-            raise TypeError(f"{name}: both operands must have the same dtype, got "
+            raise TypeError(f"{op_name}: both operands must have the same dtype, got "
                             f"{xv.dtype.name} and {yv.dtype.name}; use fw.cast to convert")
         try:
             out = forward(xv, yv, **params) if params else forward(xv, yv)
         except Exception as e:
-            raise _op_error(name, (x, y), e) from e
+            raise _op_error(op_name, (x, y), e) from e
         t = _new(Tensor)
         t._value = out
         if state.recording:
             record_op(prim, (x, y), t, params, (xv, yv))
         return t
 
-    def variadic(*args, **params):
+    def variadic(*args, name=None, **params):
         try:
             values = [a._value for a in args]
         except AttributeError:
-            args = _convert_args(name, args)
+            args = _convert_args(op_name, args)
             values = [a._value for a in args]
         return run(args, values, params)
 
@@ -109,7 +110,7 @@ def define(name, forward, *vjps, each_arg=None, raw_vjp=None, saves=False, same_
         try:
             out = forward(*values, **params)
         except Exception as e:
-            raise _op_error(name, args, e) from e
+            raise _op_error(op_name, args, e) from e
         if saves:
             out, saved = out
         t = _new(Tensor)

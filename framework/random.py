@@ -44,12 +44,12 @@ def _shape(shape):
 
 
 @replayed
-def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None):
+def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     return _out(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
 
 
 @replayed
-def uniform(shape, minval=0.0, maxval=None, dtype=float32, seed=None):
+def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
     dtype = as_dtype(dtype)
     if dtype.kind in "iu":
         if maxval is None:
@@ -60,7 +60,7 @@ def uniform(shape, minval=0.0, maxval=None, dtype=float32, seed=None):
 
 
 @replayed
-def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None):
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     """Normal values, redrawn until within two standard deviations (TensorFlow's rule)."""
     rng = generator(seed)
     shape = _shape(shape)
@@ -73,9 +73,27 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None):
 
 
 @replayed
-def shuffle(value, seed=None):
+def shuffle(value, seed=None, name=None):
     """``value``'s rows in a random order."""
     from .ops import gather
     from .tensor import convert_to_tensor
     value = convert_to_tensor(value)
     return gather(value, generator(seed).permutation(value.shape[0]))
+
+
+@replayed
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """``num_samples`` class indices per row of ``logits`` (batch, classes), each drawn with
+    probability ``softmax(logits)``: a (batch, num_samples) int64 tensor (Gumbel-max)."""
+    from .tensor import convert_to_tensor
+    logits = convert_to_tensor(logits)
+    if logits.ndim != 2:
+        raise ValueError(f"categorical: logits must be 2-D (batch, classes), got shape "
+                         f"{logits.shape}")
+    dtype = as_dtype(dtype) or np.dtype("int64")
+    if dtype not in (np.dtype("int32"), np.dtype("int64")):
+        raise TypeError(f"categorical: dtype must be int32 or int64, got {dtype.name}")
+    values = backend.to_host(logits._value).astype(np.float64)
+    batch, classes = values.shape
+    gumbel = generator(seed).gumbel(size=(batch, int(num_samples), classes))
+    return _out((values[:, None, :] + gumbel).argmax(-1), dtype)

@@ -19,6 +19,41 @@ from .dtypes import as_dtype, default_dtype
 from .trace_hooks import replayed
 
 
+class TensorShape(tuple):
+    """A tensor's shape: a tuple of ints with TensorFlow's ``TensorShape`` methods, so both
+    ``x.shape == (2, 3)`` and ``x.shape.as_list()`` work. Every dimension is known here."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):  # TensorFlow's shapes equal lists too: ``x.shape == [2, 3]``
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def as_list(self):
+        return list(self)
+
+    @property
+    def rank(self):
+        return len(self)
+
+    ndims = rank
+
+    def num_elements(self):
+        return math.prod(self)
+
+    def is_fully_defined(self):
+        return True
+
+    def assert_is_compatible_with(self, other):
+        other = tuple(other)
+        if len(other) != len(self) or any(o is not None and o != d for d, o in zip(self, other)):
+            raise ValueError(f"Shapes {self} and {other} are incompatible")
+
+
 class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
@@ -32,7 +67,11 @@ class Tensor:
     # --- what a user reads -------------------------------------------------------------------
     @property
     def shape(self):
-        return tuple(self._value.shape)
+        return TensorShape(self._value.shape)
+
+    def get_shape(self):
+        """TensorFlow's older spelling of ``.shape``."""
+        return TensorShape(self._value.shape)
 
     @property
     def dtype(self):
@@ -84,7 +123,17 @@ class Tensor:
     def __bool__(self):
         if state.tracer is not None:  # fw.function: the replay checks the value (a guard)
             return state.tracer.guard(self, bool)
+        if self._value.ndim:  # NumPy's own error, TensorFlow's too; one element passes
+            return bool(self._value)
+        _note_escape(self)
         return bool(self._value)
+
+    def __format__(self, format_spec):
+        """A scalar formats like the number it holds (``f"{loss:.4f}"``); another tensor as
+        its NumPy array does (its values, no spec), as in TensorFlow."""
+        _note_escape(self)
+        host = backend.to_host(self._value)
+        return format(host[()] if host.ndim == 0 else host, format_spec)
 
     def __hash__(self):
         # ``==`` is elementwise (as in TensorFlow); identity is what a dict of tensors needs.
@@ -185,9 +234,11 @@ class Variable(Tensor):
         return self
 
     def read_value(self):
-        """A tensor holding a snapshot of the current value."""
-        from .ops import identity
-        return identity(self)
+        """A tensor holding a snapshot of the current value (later updates leave it alone)."""
+        from .ops.math import read_value
+        return read_value(self)
+
+    value = read_value  # TensorFlow's other spelling
 
     def __repr__(self):
         body = repr(backend.to_host(self._value))
@@ -241,8 +292,11 @@ def wrap(array):
     return t
 
 
-def convert_to_tensor(value, dtype=None):
-    """``value`` as a Tensor: tensors pass through, everything else is converted."""
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """``value`` as a Tensor: tensors pass through, everything else is converted.
+
+    ``dtype_hint`` is TensorFlow's soft preference: used when ``value`` (a Python number or
+    list) converts to it without loss, ignored otherwise. ``name`` is accepted and ignored."""
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != as_dtype(dtype):
             raise TypeError(f"tensor of dtype {value.dtype.name} where {as_dtype(dtype).name} "
@@ -250,6 +304,10 @@ def convert_to_tensor(value, dtype=None):
         return value
     if hasattr(value, "__fw_tensor__"):  # IndexedSlices: its dense tensor
         return value.__fw_tensor__(dtype)
+    if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
+        hint = as_dtype(dtype_hint)
+        if not (hint.kind in "iub" and _has_float(value)):
+            dtype = hint
     return wrap(_to_array(value, as_dtype(dtype)))
 
 
@@ -275,12 +333,23 @@ def scalar_like(value, dtype):
     return t
 
 
-def constant(value, dtype=None, shape=None):
-    """An immutable tensor from a Python value or array (a copy, as in TensorFlow)."""
-    t = convert_to_tensor(value, dtype)
-    raw = t._value
+def constant(value, dtype=None, shape=None, name=None):
+    """An immutable tensor from a Python value or array (a copy, as in TensorFlow).
+
+    ``shape``, as in TensorFlow: a value with as many elements is reshaped to it, a single
+    element fills it, any other count is a TypeError."""
+    raw = convert_to_tensor(value, dtype)._value
     if shape is not None:
-        raw = backend.array_module(raw).broadcast_to(raw, tuple(shape))
+        shape = tuple(int(d) for d in shape)
+        count = math.prod(shape)
+        if raw.shape != shape:
+            if raw.size == count:
+                raw = raw.reshape(shape)
+            elif raw.size == 1:
+                raw = backend.array_module(raw).broadcast_to(raw.reshape(()), shape)
+            else:
+                raise TypeError(f"constant: a value of shape {tuple(raw.shape)} has {raw.size} "
+                                f"elements, but shape {shape} needs {count} (or 1 to fill it)")
     return wrap(raw.copy())
 
 

@@ -591,3 +591,14 @@ def test_keyword_arguments_and_a_method_with_an_input_signature():
     assert f(x, bias=1.0, offsets={"a": fw.constant([5.0])}).numpy()[0] == 7.0
     assert f(x, bias=1.0, offsets={"a": fw.constant([6.0])}).numpy()[0] == 8.0
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_nn_dropout_and_categorical_draw_afresh_on_every_call():
+    @fw.function
+    def f(x):
+        return fw.nn.dropout(x, 0.5), fw.random.categorical(fw.zeros([1, 50]), 20)
+
+    x = fw.ones([64])
+    (a, c), (b, d) = f(x), f(x)
+    assert not np.array_equal(a.numpy(), b.numpy())
+    assert not np.array_equal(c.numpy(), d.numpy())

@@ -65,8 +65,10 @@ def _matmul(a, b, transpose_a, transpose_b):
     return _t(a, transpose_a) @ _t(b, transpose_b)
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False):
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
     """The matrix product of the last two axes (batched over leading axes, NumPy's rules)."""
+    transpose_a, transpose_b = transpose_a or adjoint_a, transpose_b or adjoint_b  # (real)
     a, b = convert_to_tensor(a), convert_to_tensor(b)
     if (transpose_a and a.ndim < 2) or (transpose_b and b.ndim < 2):
         raise ValueError(f"matmul: transposing needs rank >= 2, got shapes {a.shape}, {b.shape}")
@@ -150,7 +152,7 @@ def _einsum(*operands, equation):
     return backend.array_module(operands[0]).einsum(equation, *operands)
 
 
-def einsum(equation, *inputs):
+def einsum(equation, *inputs, name=None, **kwargs):
     """Einstein summation, NumPy's notation (ellipses included)."""
     inputs = [convert_to_tensor(x) for x in inputs]
     _same_dtype("einsum", inputs)

@@ -6,6 +6,7 @@ same ops so they are differentiable in turn. Broadcasting needs no care here: th
 cotangent back to its input's shape. The arithmetic that losses are made of also has a raw VJP
 (``framework.primitive``), for the first-order passes of training.
 """
+import functools
 import math
 import operator
 
@@ -14,6 +15,30 @@ import numpy as np
 from .. import backend
 from ..dtypes import as_dtype
 from ..primitive import define, primitive
+
+
+def floats_only(forward):
+    """``forward`` refusing integer and bool arrays, as TensorFlow's float-only kernels do
+    (NumPy would silently compute ``sqrt`` of an int32 array in float64). The op's error
+    wrapper adds its name and the inputs' dtypes and shapes. A one-argument ufunc (``exp``,
+    ``sqrt``: the common case) gets a wrapper without argument packing, the cheapest call."""
+    if getattr(forward, "nin", None) == 1:
+        def checked(x):
+            if x.dtype.kind not in "fc":
+                _refuse(x)
+            return forward(x)
+        checked.nin = 1
+    else:
+        def checked(x, *rest, **params):
+            if x.dtype.kind not in "fc":
+                _refuse(x)
+            return forward(x, *rest, **params)
+    return functools.wraps(forward)(checked)
+
+
+def _refuse(x):
+    raise TypeError(f"expected a floating-point tensor (float16, float32 or float64), got "
+                    f"{x.dtype.name}; convert it first, e.g. fw.cast(x, fw.float32)")
 
 
 def _mask(condition, like):
@@ -43,22 +68,26 @@ pow = define("pow", operator.pow,  # noqa: A001 - TensorFlow's name
              lambda g, out, x, y: g * out * log(where(x > 0, x, 1)), same_dtype=True)
 square = define("square", np.square, lambda g, out, x: g * (x * 2),
                 raw_vjp=lambda g, out, needs, x: (g * (x * 2),))
-sqrt = define("sqrt", np.sqrt, lambda g, out, x: g / (out * 2))
-exp = define("exp", np.exp, lambda g, out, x: g * out)
-log = define("log", np.log, lambda g, out, x: g / x)
+sqrt = define("sqrt", floats_only(np.sqrt), lambda g, out, x: g / (out * 2))
+exp = define("exp", floats_only(np.exp), lambda g, out, x: g * out)
+log = define("log", floats_only(np.log), lambda g, out, x: g / x)
 abs = define("abs", np.abs, lambda g, out, x: g * sign(x))  # noqa: A001
-sin = define("sin", np.sin, lambda g, out, x: g * cos(x))
-cos = define("cos", np.cos, lambda g, out, x: -g * sin(x))
-tanh = define("tanh", np.tanh, lambda g, out, x: g * (1 - out * out))
-erf = define("erf", backend.erf, lambda g, out, x: g * exp(-x * x) * (2 / math.sqrt(math.pi)))
+sin = define("sin", floats_only(np.sin), lambda g, out, x: g * cos(x))
+cos = define("cos", floats_only(np.cos), lambda g, out, x: -g * sin(x))
+tanh = define("tanh", floats_only(np.tanh), lambda g, out, x: g * (1 - out * out))
+erf = define("erf", floats_only(backend.erf),
+             lambda g, out, x: g * exp(-x * x) * (2 / math.sqrt(math.pi)))
 maximum = define("maximum", np.maximum, lambda g, out, x, y: g * _mask(x >= y, g),
                  lambda g, out, x, y: g * _mask(x < y, g), same_dtype=True)
 minimum = define("minimum", np.minimum, lambda g, out, x, y: g * _mask(x <= y, g),
                  lambda g, out, x, y: g * _mask(x > y, g), same_dtype=True)
 identity = define("identity", lambda x: x, lambda g, out, x: g)
+# a variable's value at one moment: a copy, so a later assign leaves it as it was
+read_value = define("read_value", lambda x: x.copy(), lambda g, out, x: g)
 
 
 @primitive(lambda g, out, x: g * out * (1 - out))
+@floats_only
 def sigmoid(x):
     # 0.5 * (1 + tanh(x / 2)) equals 1 / (1 + exp(-x)) and never overflows.
     return (np.tanh(x * 0.5) + 1) * 0.5
@@ -69,7 +98,7 @@ def _cast(x, dtype):
     return x.astype(dtype, copy=False)
 
 
-def cast(x, dtype):
+def cast(x, dtype, name=None):
     """``x`` converted to ``dtype``; the gradient flows back only between floating dtypes."""
     return _cast(x, dtype=as_dtype(dtype))
 
@@ -78,9 +107,17 @@ def _both_float(a, b):
     return a.kind in "fc" and b.kind in "fc"
 
 
+# TensorFlow's gradient of sign is zero (not None): a constant of the cotangent's shape.
+sign = define("sign", np.sign, lambda g, out, x: _zeros_of(g))
+
+
+def _zeros_of(g):
+    from ..tensor import wrap
+    return wrap(backend.array_module(g._value).zeros(g.shape, g.dtype))
+
+
 # --- not differentiable: these never reach a tape ----------------------------------------------
 stop_gradient = define("stop_gradient", lambda x: x)
-sign = define("sign", np.sign)
 equal = define("equal", operator.eq)
 not_equal = define("not_equal", operator.ne)
 less = define("less", operator.lt)

@@ -100,6 +100,8 @@ def _axis_param(axis):
 
 @primitive(_sum_vjp, raw_vjp=_sum_raw_vjp)
 def _reduce_sum(x, axis, keepdims):
+    if x.dtype.kind in "iu":  # NumPy would widen int32 to int64; TensorFlow keeps the dtype
+        return x.sum(axis=axis, keepdims=keepdims, dtype=x.dtype)
     return x.sum(axis=axis, keepdims=keepdims)
 
 
@@ -122,19 +124,19 @@ def _reduce_min(x, axis, keepdims):
     return x.min(axis=axis, keepdims=keepdims)
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False):
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     """Sum over ``axis`` (all axes when None)."""
     return _reduce_sum(input_tensor, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
-def reduce_mean(input_tensor, axis=None, keepdims=False):
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     """Mean over ``axis`` (all axes when None), computed in the input's dtype."""
     return _reduce_mean(input_tensor, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
-def reduce_max(input_tensor, axis=None, keepdims=False):
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce_max(input_tensor, axis=_axis_param(axis), keepdims=bool(keepdims))
 
 
-def reduce_min(input_tensor, axis=None, keepdims=False):
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce_min(input_tensor, axis=_axis_param(axis), keepdims=bool(keepdims))

@@ -36,7 +36,7 @@ def _reshape(x, shape):
     return x.reshape(shape)
 
 
-def reshape(tensor, shape):
+def reshape(tensor, shape, name=None):
     """``tensor`` with a new shape of the same size (one entry may be -1)."""
     return _reshape(tensor, shape=tuple(map(int, shape)))
 
@@ -52,7 +52,7 @@ def _transpose(x, perm):
     return x.transpose(perm)
 
 
-def transpose(a, perm=None):
+def transpose(a, perm=None, conjugate=False, name=None):
     """Permute the axes (reversed when ``perm`` is None)."""
     a = convert_to_tensor(a)
     perm = tuple(reversed(range(a.ndim))) if perm is None else tuple(int(p) for p in perm)
@@ -61,7 +61,7 @@ def transpose(a, perm=None):
     return _transpose(a, perm=perm)
 
 
-def expand_dims(input, axis):  # noqa: A002 - TensorFlow's argument name
+def expand_dims(input, axis, name=None):  # noqa: A002 - TensorFlow's argument name
     """Insert an axis of size 1 at ``axis`` (negative counts from the end)."""
     input = convert_to_tensor(input)
     ndim = input.ndim
@@ -71,7 +71,7 @@ def expand_dims(input, axis):  # noqa: A002 - TensorFlow's argument name
     return reshape(input, input.shape[:axis] + (1,) + input.shape[axis:])
 
 
-def squeeze(input, axis=None):  # noqa: A002
+def squeeze(input, axis=None, name=None):  # noqa: A002
     """Remove axes of size 1 (all of them, or those in ``axis``)."""
     input = convert_to_tensor(input)
     shape = input.shape
@@ -87,7 +87,7 @@ def _broadcast_to(x, shape):
     return backend.array_module(x).broadcast_to(x, shape)
 
 
-def broadcast_to(input, shape):  # noqa: A002
+def broadcast_to(input, shape, name=None):  # noqa: A002
     return _broadcast_to(input, shape=tuple(int(d) for d in shape))
 
 
@@ -112,7 +112,7 @@ def _same_dtype(name, tensors):
                         f"{', '.join(d.name for d in dtypes)}; use fw.cast to convert")
 
 
-def concat(values, axis):
+def concat(values, axis, name="concat"):
     """Join tensors along an existing axis."""
     values = [convert_to_tensor(v) for v in values]
     if not values:
@@ -121,7 +121,7 @@ def concat(values, axis):
     return _concat(*values, axis=_axes(axis, values[0].ndim)[0])
 
 
-def stack(values, axis=0):
+def stack(values, axis=0, name="stack"):
     """Join tensors along a new axis."""
     values = [convert_to_tensor(v) for v in values]
     _same_dtype("stack", values)
@@ -193,10 +193,11 @@ def _gather(params, indices):
     return params[indices]
 
 
-def gather(params, indices, axis=0, batch_dims=0):
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Take slices of ``params`` along ``axis`` at ``indices`` (TensorFlow's shape rule)."""
     if batch_dims:
         raise ValueError("gather: batch_dims other than 0 is not supported")
+    axis = 0 if axis is None else axis
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
     if indices.dtype.kind not in "iu":
@@ -220,7 +221,7 @@ def _where(condition, x, y):
     return backend.array_module(x).where(condition, x, y)
 
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, name=None):
     """Elements of ``x`` where ``condition`` holds, else of ``y``; with neither, the true indices."""
     condition = convert_to_tensor(condition)
     if x is None and y is None:
@@ -245,7 +246,7 @@ def _one_hot(indices, depth, on_value, off_value, axis, dtype):
     return xp.moveaxis(out, -1, axis) if axis != -1 else out
 
 
-def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None):
+def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
     """Rows of the identity at ``indices``; an index out of range gives a row of zeros."""
     from ..dtypes import as_dtype, float32
     dtype = as_dtype(dtype) or float32
@@ -264,10 +265,10 @@ def _argmin(x, axis, output_type):
     return x.argmin(axis=axis).astype(output_type)
 
 
-def argmax(input, axis=None, output_type=np.int64):  # noqa: A002
+def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     """Index of the largest value along ``axis`` (0 when None, as in TensorFlow)."""
     return _argmax(input, axis=0 if axis is None else axis, output_type=np.dtype(output_type))
 
 
-def argmin(input, axis=None, output_type=np.int64):  # noqa: A002
+def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     return _argmin(input, axis=0 if axis is None else axis, output_type=np.dtype(output_type))

@@ -16,6 +16,7 @@ from .creation import eye, fill, ones, ones_like, range, zeros, zeros_like
 from .custom_gradient import custom_gradient
 from .dtypes import as_dtype, bool, float16, float32, float64, int32, int64
 from . import initializers
+from .function import Function, TensorSpec, cond, function, while_loop
 from .initializers import (constant_initializer, glorot_uniform_initializer, ones_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            zeros_initializer)
@@ -46,7 +47,8 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "print", "TensorShape", "__version__"})
+    "linalg", "math", "print", "TensorShape", "__version__"} | {
+    "Function", "TensorSpec", "cond", "function", "while_loop"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
     _suggest_close_names(_module, _label)

@@ -9,6 +9,7 @@ import threading
 class _ThreadState(threading.local):
     def __init__(self):
         self.recording = []  # the recording tapes, outermost first
+        self.tracer = None  # fw.function's recorder while it traces (framework.trace)
 
 
 state = _ThreadState()

@@ -14,13 +14,14 @@ from .primitive import Primitive
 from .recording import record
 from .tape import GradientTape
 from .tensor import Tensor, convert_to_tensor, wrap
+from .trace_hooks import tracing_tapes
 
 
 def custom_gradient(f):
     @functools.wraps(f)
     def wrapper(*args):
         inputs = [convert_to_tensor(a) for a in args]
-        outer, state.recording = state.recording, []
+        outer, state.recording = state.recording, tracing_tapes(state.recording)
         try:
             with GradientTape() as spy:  # only to learn which variables the body reads
                 y, grad_fn = f(*inputs)

@@ -22,25 +22,12 @@ import itertools
 import numpy as np
 
 from . import backend, nest, random
+from .function import TensorSpec  # (fw.TensorSpec: an element's component, as in TensorFlow)
 from .tensor import Tensor, convert_to_tensor, wrap
 
 INFINITE = -1
 UNKNOWN = -2
 AUTOTUNE = -1
-
-
-class TensorSpec:
-    """The shape (None for an unknown dimension) and dtype of an element's component."""
-
-    def __init__(self, shape, dtype, name=None):
-        self.shape, self.dtype, self.name = tuple(shape), np.dtype(dtype), name
-
-    def __eq__(self, other):
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype) == (other.shape,
-                                                                              other.dtype)
-
-    def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name})"
 
 
 def _array(value):

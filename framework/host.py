@@ -10,12 +10,14 @@ scripts in ``benchmarks/`` measure.
 They share a few constant arrays that a training step asks for again and again (a row of
 zeros or ones, the row starts of the label positions), kept read-only by key.
 """
+import math
+
 import numpy as np
 
 __all__ = ["FEW_CLASSES", "bias_add_array_vjp", "bias_add_relu", "bias_add_relu_array_vjp",
            "column_sums", "dense",
-           "dense_array_vjp", "relu", "relu_grad", "sparse_xent", "sparse_xent_array_vjp",
-           "sum_batch"]
+           "dense_array_vjp", "relu", "relu_grad", "softmax", "softmax_array_vjp", "sparse_xent",
+           "sparse_xent_array_vjp", "sum_batch"]
 
 # Up to this many classes a batch's cross-entropy is worked out classes first (see sparse_xent).
 FEW_CLASSES = 32
@@ -70,15 +72,73 @@ def relu_grad(g, y):
     return g * (y > 0)
 
 
+def _ones(n, dtype):
+    """A kept vector of ones (sums as products)."""
+    key = ("ones", n, dtype)
+    ones = _kept.get(key)
+    if ones is None:
+        ones = _keep(key, np.ones(n, dtype))
+    return ones
+
+
 def column_sums(g):
     """A matrix's column sums as ``ones @ g``: BLAS's product runs in vector registers over
     whole rows where NumPy's reduction walks one row after another, and in float32 it is the
     more accurate of the two."""
-    key = ("ones", g.shape[0], g.dtype)
-    ones = _kept.get(key)
-    if ones is None:
-        ones = _keep(key, np.ones(g.shape[0], g.dtype))
-    return ones @ g
+    return _ones(g.shape[0], g.dtype) @ g
+
+
+def _few_classes(x, axis):
+    return x.ndim == 2 and axis in (-1, 1) and x.shape[1] <= FEW_CLASSES
+
+
+def _exp_bound(dtype):
+    """A bound on |x| within which ``exp(x)`` of a row of up to ``FEW_CLASSES`` values sums
+    to a finite, normal number in ``dtype``."""
+    bound = _EXP_BOUNDS.get(dtype)
+    if bound is None:
+        info = np.finfo(dtype)
+        bound = _EXP_BOUNDS[dtype] = dtype.type(
+            min(math.log(float(info.max) / (2 * FEW_CLASSES)), -math.log(float(info.tiny))) - 1)
+    return bound
+
+
+_EXP_BOUNDS = {}
+
+
+def softmax(x, axis):
+    """NumPy reduces each short row of a batch of a few classes on its own: when no value is
+    large enough for ``exp`` to overflow (nor small enough to underflow), the shift by the
+    row's maximum is left out (softmax does not depend on it) and rows are summed as a product
+    with ones; otherwise the batch is worked out classes first, as the cross-entropy is."""
+    if _few_classes(x, axis):
+        bound = _exp_bound(x.dtype)
+        if -bound < np.minimum.reduce(x, None) and np.maximum.reduce(x, None) < bound:
+            e = np.exp(x)
+            e /= (e @ _ones(e.shape[1], e.dtype))[:, None]
+            return e
+        e = x.T.copy()
+        e -= np.maximum.reduce(e, 0)
+        np.exp(e, out=e)
+        e /= np.add.reduce(e, 0)
+        return np.ascontiguousarray(e.T)
+    e = x - x.max(axis=axis, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def softmax_array_vjp(g, out, needs, x, axis):
+    """The softmax's VJP in one scratch array; a batch of rows of a few classes sums its rows
+    as a product with ones (BLAS), which beats NumPy's reduction along a short axis."""
+    grad = g * out
+    if _few_classes(grad, axis):
+        total = (grad @ _ones(grad.shape[1], grad.dtype))[:, None]
+    else:
+        total = grad.sum(axis=axis, keepdims=True)
+    np.subtract(g, total, out=grad)
+    grad *= out
+    return (grad,)
 
 
 def sum_batch(g, axes):

@@ -62,11 +62,25 @@ def _log_softmax_array(x, axis):
     return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-@primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)))
+def _softmax_array_vjp(g, out, needs, x, axis):
+    """The softmax's VJP on arrays, by the tensor VJP's formula (the first-order passes)."""
+    grad = g * out
+    total = grad.sum(axis=axis, keepdims=True)
+    backend.array_module(g).subtract(g, total, out=grad)
+    grad *= out
+    return (grad,)
+
+
+@primitive(lambda g, out, x, axis: out * (g - reduce_sum(g * out, axis=axis, keepdims=True)),
+           array_vjp=_softmax_array_vjp, host_forward=host.softmax,
+           host_array_vjp=host.softmax_array_vjp)
 @_floats_only
 def _softmax(x, axis):
-    e = backend.array_module(x).exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    xp = backend.array_module(x)
+    e = x - x.max(axis=axis, keepdims=True)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 @primitive(lambda g, out, x, axis: g - exp(out) * reduce_sum(g, axis=axis, keepdims=True))
@@ -85,6 +99,8 @@ def _from_end(axis, logits):
 
 def softmax(logits, axis=-1, name=None):
     """exp(logits) normalised along ``axis``, computed without overflow."""
+    if axis == -1 and logits.__class__ is Tensor and logits._value.ndim:  # (a model's output)
+        return _softmax(logits, axis=-1)
     return _softmax(logits, axis=_from_end(axis, logits))
 
 
@@ -300,19 +316,26 @@ _run_dense_on_host = _dense.run_on_host
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Per-example -log softmax(logits)[label] for integer ``labels`` (fused and stable)."""
+    labels, logits, ids, values = checked_sparse_labels(
+        "sparse_softmax_cross_entropy_with_logits", labels, logits)
+    run = _run_sparse_xent_on_host if ids.__class__ is _ndarray is values.__class__ \
+        else _sparse_xent.run
+    return run((labels, logits), (ids, values), _NO_PARAMS)
+
+
+def checked_sparse_labels(name, labels, logits):
+    """Both as tensors and arrays, the labels checked against the classes of ``logits``."""
     if labels.__class__ is not Tensor or logits.__class__ is not Tensor:
         labels, logits = convert_to_tensor(labels), convert_to_tensor(logits)
     ids, values = labels._value, logits._value
     if ids.dtype.kind not in "iu":
-        raise TypeError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, "
-                        f"got {ids.dtype.name}")
+        raise TypeError(f"{name}: labels must be integers, got {ids.dtype.name}")
     if ids.shape != values.shape[:-1]:
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: labels of shape "
-                         f"{labels.shape} do not match logits of shape {logits.shape} "
-                         f"(expected labels of shape {logits.shape[:-1]})")
+        raise ValueError(f"{name}: labels of shape {labels.shape} do not match logits of shape "
+                         f"{logits.shape} (expected labels of shape {logits.shape[:-1]})")
     on_host = ids.__class__ is np.ndarray is values.__class__
     if not on_host and backend.is_device_array(ids) != backend.is_device_array(values):
-        raise device_error("sparse_softmax_cross_entropy_with_logits", (labels, logits))
+        raise device_error(name, (labels, logits))
     # TensorFlow's CPU kernel refuses labels out of range too (a -1 would silently pick the
     # last class); on the GPU the check is skipped, as in TensorFlow, to keep the step free of
     # syncs. Seen as unsigned, a negative label is huge: one reduction checks both ends.
@@ -320,10 +343,9 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     if (on_host or not backend.is_device_array(ids)) and ids.size and np.maximum.reduce(
             ids.view(_UNSIGNED[ids.itemsize]) if ids.dtype.kind == "i" else ids, None) >= depth:
         bad = ids[(ids < 0) | (ids >= depth)].flat[0]
-        raise ValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
-                         f"{bad} which is outside the valid range of [0, {depth})")
-    run = _run_sparse_xent_on_host if on_host else _sparse_xent.run
-    return run((labels, logits), (ids, values), _NO_PARAMS)
+        raise ValueError(f"{name}: received a label value of {bad} which is outside the valid "
+                         f"range of [0, {depth})")
+    return labels, logits, ids, values
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}

@@ -35,13 +35,16 @@ class Primitive:
     first-order VJP on arrays, if it has one, and that VJP's host form (``host_array_vjp``:
     the same one unless host tuning registered another, see ``define``)."""
 
-    __slots__ = ("name", "vjps", "array_vjp", "host_array_vjp")
+    __slots__ = ("name", "vjps", "array_vjp", "host_array_vjp", "forward", "saves")
 
-    def __init__(self, name, vjps, array_vjp=None, host_array_vjp=None):
+    def __init__(self, name, vjps, array_vjp=None, host_array_vjp=None, forward=None,
+                 saves=False):
         self.name = name
         self.vjps = vjps
         self.array_vjp = array_vjp
         self.host_array_vjp = host_array_vjp or array_vjp
+        self.forward = forward  # on arrays (host forms chosen): what fw.function's replay calls
+        self.saves = saves
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -70,10 +73,10 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
     """
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
-    prim = Primitive(name, table, array_vjp, host_array_vjp)
     definition = forward
     if host_forward is not None:
         forward = _prefer_host(definition, host_forward)
+    prim = Primitive(name, table, array_vjp, host_array_vjp, forward, saves)
     op_name = name  # the closures take TensorFlow's ``name=None`` argument, and ignore it
 
     def unary(x, name=None, **params):

@@ -11,6 +11,7 @@ import numpy as np
 from . import backend
 from .dtypes import as_dtype, float32
 from .tensor import wrap
+from .trace_hooks import replayed as _replayed  # (traced: drawn afresh on every call)
 
 _global = {"rng": np.random.default_rng()}
 
@@ -42,10 +43,12 @@ def _shape(shape):
     return tuple(int(d) for d in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
+@_replayed
 def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     return _out(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
 
 
+@_replayed
 def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
     dtype = as_dtype(dtype)
     if dtype.kind in "iu":
@@ -56,6 +59,7 @@ def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
     return _out(generator(seed).uniform(minval, maxval, _shape(shape)), dtype)
 
 
+@_replayed
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     """Normal values, redrawn until within two standard deviations (TensorFlow's rule)."""
     rng = generator(seed)
@@ -68,6 +72,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
     return _out(values * stddev + mean, dtype)
 
 
+@_replayed
 def shuffle(value, seed=None, name=None):
     """``value``'s rows in a random order."""
     from .ops import gather
@@ -76,6 +81,7 @@ def shuffle(value, seed=None, name=None):
     return gather(value, generator(seed).permutation(value.shape[0]))
 
 
+@_replayed
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """``num_samples`` class indices per row of ``logits`` (batch, classes), each drawn with
     probability ``softmax(logits)``: a (batch, num_samples) int64 tensor (Gumbel-max)."""

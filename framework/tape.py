@@ -71,6 +71,9 @@ class GradientTape(Recorder):
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
         """d(sum of targets)/d(source) for each source, in the structure of ``sources``."""
+        tracer = state.tracer
+        if tracer is not None and tracer.intercepts:  # fw.function records the pass as steps
+            return tracer.gradient(self, target, sources, output_gradients, unconnected_gradients)
         mode = unconnected_gradients
         if mode is not UnconnectedGradients.NONE:
             mode = unconnected_mode(mode)

@@ -16,6 +16,7 @@ import numpy as np
 from . import backend
 from .context import note_assign, note_escape, state
 from .dtypes import as_dtype, default_dtype
+from .trace_hooks import replayed
 
 
 class TensorShape(tuple):
@@ -115,9 +116,13 @@ class Tensor:
     def __index__(self):
         if self._value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        if state.tracer is not None:  # fw.function: the replay checks the value (a guard)
+            return state.tracer.guard(self, int)
         return int(self._value)
 
     def __bool__(self):
+        if state.tracer is not None:  # fw.function: the replay checks the value (a guard)
+            return state.tracer.guard(self, bool)
         if self._value.ndim:  # NumPy's own error, TensorFlow's too; one element passes
             return bool(self._value)
         _note_escape(self)
@@ -177,6 +182,7 @@ class Variable(Tensor):
     def trainable(self, value):
         self._trainable = bool(value)
 
+    @replayed
     def assign(self, value):
         """Write ``value`` into the variable in place (same shape; cast to its dtype).
 
@@ -197,9 +203,11 @@ class Variable(Tensor):
         that read the old value refuses to differentiate through it, and the recording tapes told."""
         mark_updated((self,))
 
+    @replayed
     def assign_add(self, delta):
         return self.assign(self._value + self._operand(delta))
 
+    @replayed
     def assign_sub(self, delta):
         return self.assign(self._value - self._operand(delta))
 

@@ -4,6 +4,7 @@ import math
 import framework as fw
 from framework import backend
 from framework.tensor import wrap
+from framework.trace_hooks import replayed
 
 from . import activations, initializers, regularizers
 from .base import LAYERS, Layer, serialized
@@ -118,10 +119,16 @@ class Dropout(Layer):
                 raise ValueError(f"Dropout '{self.name}': noise_shape {self.noise_shape} does not "
                                  f"match inputs of shape {shape}")
             shape = tuple(s if n is None else n for s, n in zip(shape, self.noise_shape))
-        generator = self._generator or fw.random.generator()
-        keep = generator.random(shape) >= self.rate
-        scale = (keep / (1.0 - self.rate)).astype(inputs.dtype)
-        return fw.multiply(inputs, wrap(backend.array_module(inputs._value).asarray(scale)))
+        return fw.multiply(inputs, _keep_scale(self._generator, shape, self.rate, inputs))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+
+@replayed  # a traced fw.function draws a fresh mask on every call
+def _keep_scale(generator, shape, rate, like):
+    """Dropout's mask, scaled: ``1 / (1 - rate)`` where kept, 0 where dropped."""
+    generator = generator or fw.random.generator()
+    keep = generator.random(shape) >= rate
+    scale = (keep / (1.0 - rate)).astype(like.dtype)
+    return wrap(backend.array_module(like._value).asarray(scale))

@@ -6,6 +6,7 @@ framework's differentiable ops, so the gradients (and higher orders) come from t
 The variance is the biased (1/n) one, as Keras's ``moments``.
 """
 import framework as fw
+from framework.trace_hooks import replayed
 
 from . import initializers, regularizers
 from .base import LAYERS, Layer, serialized
@@ -171,6 +172,7 @@ class BatchNormalization(_Normalization):
         return normalize(inputs, mean, variance, self._reshaped(self.beta, inputs),
                          self._reshaped(self.gamma, inputs), self.epsilon)
 
+    @replayed  # (a traced fw.function moves the averages on every call)
     def _move(self, moving, batch):
         """One step of the moving average, on the raw arrays: no gradient, no tape record."""
         value = batch._value.reshape(moving.shape)

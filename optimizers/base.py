@@ -30,6 +30,7 @@ from framework import backend, kernels
 from framework.indexed_slices import gradient_arrays, is_indexed_slices
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
+from framework.trace_hooks import replayed
 
 from . import checks
 from .common import ACCUMULATOR, AVERAGE, KerasCommon
@@ -205,6 +206,11 @@ class Optimizer(KerasCommon):
         the variable, and then nothing has been updated.
         """
         grads, variables = self._checked_pairs(grads_and_vars)
+        return self._update(grads, variables)
+
+    @replayed  # a traced fw.function runs the update again on each call's gradients
+    def _update(self, grads, variables):
+        """The step for checked ``variables`` from their gradients' arrays ``grads``."""
         learning_rate = self.learning_rate
         counter = self._iterations
         calls = int(counter._value)

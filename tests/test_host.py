@@ -40,6 +40,10 @@ CASES = {
     "sum_batch rows": (fw.nn._sum_batch, lambda t: ((normal((9, 4), t),), {"axes": (0,)})),
     "sum_batch 3-d": (fw.nn._sum_batch, lambda t: ((normal((2, 9, 4), t),), {"axes": (0, 1)})),
     "bias_add": (fw.nn._bias_add, lambda t: ((normal((2, 9, 4), t), normal(4, t)), {})),
+    "softmax few classes": (fw.nn._softmax, lambda t: ((normal((6, 10), t),), {"axis": -1})),
+    "softmax few classes, large values": (fw.nn._softmax, lambda t: (
+        (normal((6, 10), t) * 400,), {"axis": -1})),
+    "softmax many classes": (fw.nn._softmax, lambda t: ((normal((6, 40), t),), {"axis": -1})),
     "sparse_xent few classes": (fw.nn._sparse_xent, lambda t: (
         (labels(50, 10), normal((50, 10), t)), {})),
     "sparse_xent many classes": (fw.nn._sparse_xent, lambda t: (
@@ -73,7 +77,7 @@ def _loss_and_softmax(result):
 def test_every_host_form_is_checked():
     assert set(WITH_HOST_FORWARD) | set(WITH_HOST_VJP) == set(CASES)
     ops = {id(op) for op, _ in CASES.values()}
-    assert len(ops) == 6  # relu, bias_add_relu, dense, sum_batch, bias_add, sparse_xent
+    assert len(ops) == 7  # relu, bias_add_relu, dense, sum_batch, bias_add, softmax, sparse_xent
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

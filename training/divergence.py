@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import framework as fw
+from framework.trace_hooks import replayed
 
 from .runfolder import RunError
 
@@ -40,6 +41,7 @@ class Diverged(RunError):
     status = 3
 
 
+@replayed  # (under fw.function, checked on every call, before any update)
 def check_step(loss: fw.Tensor | None, variables: Sequence[Sequence[fw.Variable]],
                gradients: Sequence[Sequence[fw.Tensor | None]]) -> None:
     """Raise ``NonFiniteStep`` naming what is not finite: the loss, or the first variable whose

@@ -223,10 +223,13 @@ def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset
     """Train the epochs after ``epoch``, checkpoint and record each; the last test metrics."""
     y_train, y_test = (training_labels(y, config) for y in (data.y_train, data.y_test))
     final = None
+    # Traced once, then replayed; MPI's gradient averaging runs eagerly.
+    step_fn = fw.function(train_step) if config["compile"] and fw.distributed.size() == 1 \
+        else train_step
     for epoch in range(epoch + 1, config["epochs"] + 1):
         started = time.perf_counter()
         record, step = _train_epoch(training, data.x_train, y_train, config, epoch, step,
-                                    shuffle_rng, progress, steps_file, run)
+                                    shuffle_rng, progress, steps_file, run, step_fn)
         record.update(evaluate(training, data.x_test, y_test))
         extra = {"epoch": epoch, "step": step, "config": config, "record": record,
                  "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
@@ -327,7 +330,8 @@ def _replace_old_run(run: _Run, config: dict[str, Any], metrics_file: MetricsFil
 
 def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[str, Any],
                  epoch: int, step: int, rng: np.random.Generator, progress: bool,
-                 steps_file: MetricsFile | None, run: _Run) -> tuple[dict[str, Any], int]:
+                 steps_file: MetricsFile | None, run: _Run,
+                 step_fn=train_step) -> tuple[dict[str, Any], int]:
     """One pass over the shuffled training set; the epoch's record and the new step count.
 
     Under MPI each step's loss is the ranks' combined one (a small collective) only where it is
@@ -347,8 +351,8 @@ def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[
             xs, ys = fw.distributed.shard(xb, yb)
             step += 1
             try:
-                loss, predictions = train_step(training, xs, ys, len(xb),
-                                               check_finite=policy != "continue")
+                loss, predictions = step_fn(training, xs, ys, len(xb),
+                                            check_finite=policy != "continue")
             except NonFiniteStep as problem:
                 if policy == "stop":
                     raise Diverged(stop_message(str(run.run_dir), epoch, step, str(problem),

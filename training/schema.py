@@ -33,6 +33,7 @@ TOP_FIELDS = {
     "metrics": array_of_strings("an array of metric names", []),
     "output_dir": Field("a folder path (a string)", lambda v: isinstance(v, str) and v != ""),
     "on_nonfinite": one_of(("stop", "skip", "continue"), "stop"),  # see training/divergence.py
+    "compile": boolean(True),  # each step through fw.function (the same numbers as eager)
 }
 TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")
 OUTPUT_FIELDS = {

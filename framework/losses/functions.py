@@ -11,6 +11,7 @@ import math
 from .. import nn
 from ..ops import (abs, cast, clip_by_value, expand_dims, log, maximum, multiply, reduce_max,
                    reduce_mean, reduce_sum, sqrt, square, squeeze, subtract, where)
+from ..probability_loss import sparse_crossentropy_of_probabilities
 from ..registry import Registry
 from ..tensor import convert_to_tensor
 
@@ -173,8 +174,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
         y_true = squeeze(y_true, -1)
     if y_true.dtype.kind not in "iu":
         y_true = cast(y_true, "int64")
-    logits = y_pred if from_logits else log(clip_by_value(y_pred, EPSILON, 1 - EPSILON))
-    return nn.sparse_softmax_cross_entropy_with_logits(y_true, logits)
+    if not from_logits:  # clip, log and the cross-entropy as one op (Keras's numbers)
+        return sparse_crossentropy_of_probabilities(y_true, y_pred)
+    return nn.sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
 
 
 @LOSSES.register

@@ -13,6 +13,7 @@ from .. import backend
 from ..dtypes import as_dtype
 from ..registry import Registry, snake_case
 from ..tensor import Tensor, Variable, mark_updated, wrap
+from ..trace_hooks import replayed
 
 METRICS = Registry("metric")
 
@@ -96,6 +97,14 @@ class Metric:
     def add_weight(self, shape=(), initializer="zeros", dtype=None, name=None):
         """Keras's older name for ``add_variable``."""
         return self.add_variable(shape, initializer, dtype=dtype, name=name)
+
+    def __init_subclass__(cls, **kwargs):
+        """A traced fw.function updates and reads a metric on every call (its arithmetic is
+        on raw arrays, which a trace would otherwise freeze)."""
+        super().__init_subclass__(**kwargs)
+        for name in ("update_state", "result"):
+            if name in cls.__dict__:
+                setattr(cls, name, replayed(cls.__dict__[name]))
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define update_state")

@@ -9,6 +9,7 @@ import numpy as np
 from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor, wrap
+from ..trace_hooks import replayed
 from .elementwise import add_n, divide_no_nan, log1p, rsqrt, softsign
 from .math import abs, cast, exp, floats_only, log, maximum, sigmoid, square
 from .reduce import reduce_sum
@@ -109,7 +110,6 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zero each entry with probability ``rate`` and scale the rest by ``1 / (1 - rate)``
     (a mask shaped ``noise_shape`` broadcasts, as in TensorFlow)."""
-    from ..random import generator
     x = convert_to_tensor(x)
     if x.dtype.kind not in "fc":
         raise TypeError(f"dropout: x must be a floating-point tensor, got {x.dtype.name}")
@@ -120,9 +120,15 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         return x
     shape = x.shape if noise_shape is None else tuple(
         x.shape[i] if d is None else int(d) for i, d in enumerate(noise_shape))
+    return x * _dropout_scale(shape, rate, x.dtype, seed)
+
+
+@replayed  # (a traced fw.function draws a fresh mask on every call)
+def _dropout_scale(shape, rate, dtype, seed):
+    """The mask, scaled: ``1 / (1 - rate)`` where kept, 0 where dropped."""
+    from ..random import generator
     keep = generator(seed).random(shape) >= rate
-    scale = wrap(backend.to_backend((keep / (1 - rate)).astype(x.dtype)))
-    return x * scale
+    return wrap(backend.to_backend((keep / (1 - rate)).astype(dtype)))
 
 
 def crelu(features, axis=-1, name=None):

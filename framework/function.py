@@ -1,0 +1,354 @@
+"""``fw.function``: ``tf.function``'s semantics on a recorded plan of raw array calls.
+
+The first call with a new input signature runs the Python function for real, under a recorder
+(``framework.trace``); later calls with that signature replay the plan (``framework.trace_plan``)
+and run no Python of the user's. The signature, as TensorFlow's: each tensor or NumPy array
+argument by shape and dtype, a variable by identity, any other Python value by value (objects
+by identity). ``input_signature`` fixes the arguments to tensors of the given specs.
+
+Consequences a TF user expects: Python side effects (``print``, appending to a list) happen
+while tracing only; variables read and assigned inside persist; variables may be created on
+the first trace only (a layer's lazy build); ``fw.random`` gives fresh numbers on every call;
+tapes, ``gradient`` and ``apply_gradients`` inside work, and optimizer state, schedules and
+``iterations`` advance on every call. A Python branch on a tensor's value is never frozen: the
+plan checks the value and traces the other branch when it changes. Called under a recording
+tape, or from another traced function, the Python function simply runs (so it is
+differentiable, and inlined).
+"""
+import functools
+import warnings
+import weakref
+
+import numpy as np
+
+from . import nest
+from .context import state
+from .dtypes import as_dtype
+from .tensor import Tensor, Variable, convert_to_tensor, wrap
+from .trace import Recorder, TraceError
+from .trace_plan import Mismatch, Stale, build
+
+_RETRACE_WARNING = 8  # traces of one function before the warning TensorFlow also gives
+
+
+class TensorSpec:
+    """A shape (None for any size) and dtype: what an ``input_signature`` entry accepts, and
+    what a dataset's elements are (``fw.data``)."""
+
+    def __init__(self, shape, dtype="float32", name=None):
+        self.shape = None if shape is None else tuple(None if d is None else int(d)
+                                                      for d in shape)
+        self.dtype = as_dtype(dtype)
+        self.name = name
+
+    def is_compatible_with(self, value):
+        shape = tuple(value.shape)
+        if value.dtype != self.dtype:
+            return False
+        if self.shape is None:
+            return True
+        return len(shape) == len(self.shape) and all(
+            d is None or d == s for d, s in zip(self.shape, shape))
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
+            other.shape, other.dtype, other.name)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.name))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name})"
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, experimental_implements=None,
+             experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None,
+             experimental_follow_type_hints=None, name=None):
+    """Trace ``func`` once per input signature and replay it (``tf.function``).
+
+    ``autograph``, ``jit_compile`` and ``reduce_retracing`` are accepted for a port's sake:
+    there is no graph compiler to hand the plan to, and a branch on a tensor is handled by the
+    plan's guards instead of autograph."""
+    def decorate(f):
+        return Function(f, input_signature, name=name)
+    return decorate if func is None else decorate(func)
+
+
+class Function:
+    """A traced-and-replayed callable; see ``function``."""
+
+    def __init__(self, python_function, input_signature=None, name=None):
+        if not callable(python_function):
+            raise TypeError(f"fw.function wraps a callable, got {type(python_function).__name__}")
+        if input_signature is not None:
+            input_signature = list(input_signature)
+            for i, spec in enumerate(nest.flatten(input_signature)):
+                if not isinstance(spec, TensorSpec):
+                    raise TypeError(f"input_signature entry {i} is a {type(spec).__name__}, "
+                                    f"not an fw.TensorSpec")
+        self._python_function = python_function
+        self.input_signature = input_signature
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._plans = {}  # signature key -> list of replays (one per branch outcome)
+        self._tracing_count = 0
+        self._traced_once = False
+        self._bound = weakref.WeakKeyDictionary()  # instance -> its Function (methods)
+        self._instance = None  # a weak reference, for a Function bound to one instance
+        functools.update_wrapper(self, python_function)
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function has been traced."""
+        return self._tracing_count
+
+    def __get__(self, instance, owner):
+        """A method: one Function, and so one set of traces, per instance (as TensorFlow)."""
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:  # an unhashable instance: no cache, still correct
+            bound = None
+        if bound is None:
+            bound = Function(self._python_function, self.input_signature, self._name)
+            bound._instance = weakref.ref(instance)
+            try:
+                self._bound[instance] = bound
+            except TypeError:
+                pass
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        if self._instance is not None:
+            instance = self._instance()
+            if instance is None:
+                raise ReferenceError(f"fw.function '{self._name}': its instance is gone")
+            args = (instance,) + args
+        if state.recording:  # a tape records this call, or an outer fw.function traces it
+            return self._python_function(*args, **kwargs)
+        if self.input_signature is not None:
+            args = self._bind_signature(args, kwargs)
+            kwargs = {}
+        if not kwargs and _all_tensors(args):  # the usual call: key and arrays at once
+            inputs = [arg._value for arg in args]
+            key = tuple([(value.shape, value.dtype) for value in inputs])
+            key += (len(args),)
+            leaves = None
+        else:
+            leaves = nest.flatten((args, kwargs)) if kwargs else nest.flatten(args)
+            key = _signature(args, kwargs, leaves)
+            inputs = [_array(leaf) for leaf in leaves if _is_tensor_input(leaf)]
+        for plan in self._plans.get(key, ()):
+            try:
+                return plan[1](plan[0](*inputs))
+            except Mismatch:  # another branch: the next plan, or a new trace
+                continue
+            except Stale:  # its model is gone: never again
+                self._plans[key].remove(plan)
+                break
+        return self._trace(key, args, kwargs, list(args) if leaves is None else leaves)
+
+    def _bind_signature(self, args, kwargs):
+        if kwargs:
+            raise TypeError(f"fw.function '{self._name}' has an input_signature: pass its "
+                            f"arguments by position, got keywords {sorted(kwargs)}")
+        offset = 1 if self._instance is not None else 0
+        given = args[offset:]
+        specs = self.input_signature
+        if len(given) != len(specs):
+            raise TypeError(f"fw.function '{self._name}' takes {len(specs)} arguments by its "
+                            f"input_signature, got {len(given)}")
+        bound = []
+        for i, (value, spec) in enumerate(zip(given, specs)):
+            tensor = value if isinstance(value, Tensor) else convert_to_tensor(value, spec.dtype)
+            if not spec.is_compatible_with(tensor):
+                raise TypeError(f"fw.function '{self._name}': argument {i} is a "
+                                f"{tensor.dtype.name} tensor of shape {tensor.shape}, which "
+                                f"its input_signature {spec} does not accept")
+            bound.append(tensor)
+        return tuple(args[:offset]) + tuple(bound)
+
+    def _trace(self, key, args, kwargs, leaves):
+        rec = Recorder()
+        traced_leaves = []
+        for leaf in leaves:
+            if _is_tensor_input(leaf):
+                array = _array(leaf)
+                tensor = wrap(array)
+                ref = rec.new_slot(array, tensor)
+                rec.inputs.append(ref)
+                traced_leaves.append(tensor)
+            else:
+                traced_leaves.append(leaf)
+        structure = (args, kwargs) if kwargs else args
+        t_args = nest.pack_sequence_as(structure, traced_leaves)
+        if kwargs:
+            t_args, t_kwargs = t_args
+        else:
+            t_kwargs = {}
+        before = next(Variable._next_uid)
+        with rec.active():
+            result = self._python_function(*t_args, **t_kwargs)
+        created = next(Variable._next_uid) - before > 1
+        if created and self._traced_once:
+            raise ValueError(
+                f"fw.function '{self._name}' created a variable on a trace after its first: "
+                f"variables may be created on the first call only (as tf.function). Create "
+                f"them outside the function, or build the model before calling it with "
+                f"another input signature.")
+        self._traced_once = True
+        self._tracing_count += 1
+        if self._tracing_count == _RETRACE_WARNING:
+            warnings.warn(f"fw.function '{self._name}' has been traced {self._tracing_count} "
+                          f"times: each new shape, dtype or Python value of an argument (and "
+                          f"each new branch of a Python if on a tensor) traces it again. Pass "
+                          f"tensors instead of Python numbers, or give an input_signature.",
+                          stacklevel=3)
+        out_leaves = nest.flatten(result) if result is not None else []
+        outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
+        replay = build(rec, outputs)
+        rec.release()
+        self._plans.setdefault(key, []).append((replay, _unpacker(result)))
+        return result
+
+    def __repr__(self):
+        return f"<fw.function {self._name}>"
+
+
+def _all_tensors(args):
+    for arg in args:
+        if arg.__class__ is not Tensor:
+            return False
+    return True
+
+
+def _is_tensor_input(leaf):
+    return isinstance(leaf, (Tensor, np.ndarray)) and not isinstance(leaf, Variable) \
+        or _is_device_array(leaf)
+
+
+def _is_device_array(leaf):
+    return hasattr(leaf, "__cuda_array_interface__") and not isinstance(leaf, Tensor)
+
+
+def _array(leaf):
+    return leaf._value if isinstance(leaf, Tensor) else convert_to_tensor(leaf)._value
+
+
+def _signature(args, kwargs, leaves):
+    """The trace cache key: tensors by shape and dtype, variables and objects by identity,
+    Python values by type and value, plus the nesting."""
+    parts = []
+    for leaf in leaves:
+        cls = leaf.__class__
+        if cls is Tensor or cls is np.ndarray:
+            value = leaf._value if cls is Tensor else leaf
+            parts.append((value.shape, value.dtype))
+        elif isinstance(leaf, Variable):
+            parts.append(("var", id(leaf)))
+        elif _is_tensor_input(leaf):
+            value = _array(leaf)
+            parts.append((value.shape, value.dtype))
+        elif cls in _BY_VALUE:
+            parts.append((cls, leaf))
+        else:
+            parts.append(_ObjectKey(leaf))
+    if kwargs or any(isinstance(a, (list, tuple, dict)) for a in args):
+        parts.append(_structure((args, kwargs)))
+    else:
+        parts.append(len(args))
+    return tuple(parts)
+
+
+_BY_VALUE = (int, float, bool, str, bytes, type(None), complex)
+
+
+class _ObjectKey:
+    """An object in a trace key: by identity, held weakly where it can be (a model, a
+    training set-up), so the cache keeps nothing alive; equal only while the object lives."""
+
+    __slots__ = ("ref", "id")
+
+    def __init__(self, obj):
+        self.id = id(obj)
+        try:
+            self.ref = weakref.ref(obj)
+        except TypeError:  # (a tuple, a dict: held, and then compared by identity)
+            self.ref = lambda: obj
+
+    def __hash__(self):
+        return self.id
+
+    def __eq__(self, other):
+        if other.__class__ is not _ObjectKey or self.id != other.id:
+            return False
+        obj = self.ref()
+        return obj is not None and obj is other.ref()
+
+
+def _structure(value):
+    if isinstance(value, dict):
+        return ("d", tuple((k, _structure(value[k])) for k in sorted(value)))
+    if isinstance(value, (list, tuple)):
+        return (value.__class__, tuple(_structure(v) for v in value))
+    return None
+
+
+def _output_ref(rec, leaf):
+    if isinstance(leaf, Variable):
+        return ("var", rec.variable_index(leaf))
+    if isinstance(leaf, Tensor):
+        return rec.ref(leaf)
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and not isinstance(leaf, np.generic):
+        raise TraceError(f"fw.function: the function returned a raw array of shape "
+                         f"{leaf.shape}; return tensors (fw ops), not arrays")
+    return ("pyout", leaf)
+
+
+def _unpacker(result):
+    """How a replay's flat results become the structure the function returned."""
+    if result is None:
+        return lambda flat: None
+    if isinstance(result, Tensor):
+        return _first
+    skeleton = nest.pack_sequence_as(result, [None] * len(nest.flatten(result)))
+    return lambda flat: nest.pack_sequence_as(skeleton, list(flat))
+
+
+def _first(flat):
+    return flat[0]
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``tf.cond``: ``true_fn()`` if ``pred`` else ``false_fn()``. Inside ``fw.function`` the
+    plan checks ``pred`` on every call and traces the other branch when it changes."""
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond: both true_fn and false_fn are required")
+    return true_fn() if bool(pred) else false_fn()
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+    """``tf.while_loop``: ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``, at most
+    ``maximum_iterations`` times. Inside ``fw.function`` the number of iterations is checked
+    on every call (a call that needs another number traces again)."""
+    nested = isinstance(loop_vars, (list, tuple))
+    values = list(loop_vars) if nested else [loop_vars]
+    count = 0
+    while (maximum_iterations is None or count < int(maximum_iterations)) \
+            and bool(cond(*values)):
+        out = body(*values)
+        values = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(values) != (len(loop_vars) if nested else 1):
+            raise ValueError(f"while_loop: body returned {len(values)} values for "
+                             f"{len(loop_vars) if nested else 1} loop variables")
+        count += 1
+    if not nested:
+        return values[0]
+    return type(loop_vars)(values) if not hasattr(loop_vars, "_fields") else \
+        type(loop_vars)(*values)

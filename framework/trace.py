@@ -1,0 +1,357 @@
+"""The recorder behind ``fw.function``: one run of the Python function becomes a plan.
+
+Tracing runs the user's function once, on the call's real values, while a ``Recorder`` follows
+every op (it sits among the recording tapes as one that tracks everything, so the ops need no
+hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
+updates, random draws) and every first-order ``tape.gradient``, whose backward walk it repeats
+on the recorded ops to write down the raw VJP calls that walk makes. The steps refer to values
+by slot: an input, a variable (read live at each step, through a weak reference), a constant
+(a captured tensor or a Python value), or the result of an earlier step.
+
+``framework.trace_plan`` turns the steps into the replay: straight-line Python source with one
+line per raw array call, compiled once.
+
+What a traced value may not do is decided here too: ``bool()``/``int()`` on it becomes a guard
+(the replay checks the value and asks for a new trace when it differs: both branches stay
+right), and ``.numpy()``/``float()`` raises, naming the user's line.
+"""
+import os
+import sys
+import weakref
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import nest
+from .context import state
+from .indexed_slices import IndexedSlices
+from .tensor import Tensor, Variable
+
+_PACKAGES = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + name
+                  + os.sep for name in ("framework", "layers", "optimizers"))
+
+
+class TraceError(TypeError):
+    """A traced function did something whose result would be frozen into the plan."""
+
+
+class Step:
+    """One line of the plan: ``outs = fn(*args, **kwargs)``.
+
+    ``kind``: "op" (a raw array function: args are array refs), "call" (a replayed framework
+    function: args are tensors, variables and Python values), or "guard" (``fn`` is ``bool``
+    or ``int``, ``expect`` the traced answer). ``unpack``: the function returns a sequence,
+    one entry per ``outs`` (None entries ignored); ``result`` says how a call's single output
+    is taken: "tensor" (its array), or None."""
+
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "unpack", "result", "expect")
+
+    def __init__(self, kind, fn, args, kwargs=None, outs=(), unpack=False, result=None,
+                 expect=None):
+        self.kind, self.fn, self.args, self.kwargs = kind, fn, args, kwargs or {}
+        self.outs, self.unpack, self.result, self.expect = list(outs), unpack, result, expect
+
+
+class _Everything:
+    """The recorder's stand-in for a tape's tracked ids: it tracks every tensor."""
+
+    def __contains__(self, item):
+        return True
+
+    def add(self, item):
+        pass
+
+
+class _Appender:
+    """A list-like whose ``append`` hands each item to a callback (the tape protocol's lists)."""
+
+    __slots__ = ("append",)
+
+    def __init__(self, callback):
+        self.append = callback
+
+
+class Recorder:
+    """Follows one trace. Refs to values are tuples: ("s", k) slot k (a traced array), ("v", k)
+    variable k's array, ("c", k) constant k (an array or Python value); call steps also use
+    ("tensor", ref) for a ref passed wrapped as a tensor, ("var", k) for variable k itself,
+    ("obj", k) for a weakly held object, ("seq", type, [refs]) and ("map", {key: ref})."""
+
+    follows_every_op = True  # kept active where custom_gradient pauses the user's tapes
+
+    def __init__(self):
+        self.steps = []
+        self.constants = []
+        self.variables = []  # weak references, index = the ref's k
+        self.objects = []  # weak references to Python objects that calls take (optimizers)
+        self.inputs = []  # slot of each tensor input
+        self.slot_count = 0
+        self._by_id = {}  # id(tensor) -> ref
+        self._by_array = {}  # id(array) -> ref
+        self._var_index = {}  # id(variable) -> k
+        self._obj_index = {}
+        self._alive = []  # everything whose id is a key above stays alive while tracing
+        self.intercepts = True  # False while a gradient is taken with the tensor VJPs
+        # The tape protocol that record() and the escape/assign notices use:
+        self._tracked = _Everything()
+        self._watch_accessed = False
+        self._records = _Appender(self._noted_op)
+        self._escaped = _Appender(self._escape)
+        self._persistent = True
+
+    def _note_assign(self, variable):
+        """A variable written in place outside a replayed call: a replay would not repeat
+        the write, so refuse it while tracing rather than freeze it."""
+        raise TraceError(
+            f"{user_line()}: variable '{variable.name}' was updated in place on its raw array "
+            f"inside fw.function, which a replay would not repeat; update it with assign(), "
+            f"assign_add() or an optimizer, or mark the updating function with "
+            f"framework.trace_hooks.replayed")
+
+    # --- refs -------------------------------------------------------------------------------
+    def new_slot(self, array, *tensors):
+        ref = ("s", self.slot_count)
+        self.slot_count += 1
+        self.bind(ref, array, *tensors)
+        return ref
+
+    def bind(self, ref, array, *tensors):
+        """Make ``array`` and ``tensors`` resolve to ``ref`` (an alias keeps the first)."""
+        self._alive.append(array)
+        self._by_array.setdefault(id(array), ref)
+        for t in tensors:
+            self._alive.append(t)
+            self._by_id[id(t)] = ref
+
+    def ref(self, t):
+        """The ref of tensor ``t``: traced, a variable, an alias of a traced array, or a
+        constant captured by value (a tensor made outside the trace, or from Python values)."""
+        r = self._by_id.get(id(t))
+        if r is not None:
+            return r
+        if isinstance(t, Variable):
+            return ("v", self.variable_index(t))
+        r = self._by_array.get(id(t._value))
+        if r is None:
+            r = self.constant(t._value)
+        self._alive.append(t)
+        self._by_id[id(t)] = r
+        return r
+
+    def array_ref(self, array):
+        r = self._by_array.get(id(array))
+        return r if r is not None else self.constant(array)
+
+    def variable_index(self, variable):
+        k = self._var_index.get(id(variable))
+        if k is None:
+            k = self._var_index[id(variable)] = len(self.variables)
+            self.variables.append(weakref.ref(variable))
+            self._alive.append(variable)
+        return k
+
+    def constant(self, value):
+        self.constants.append(value)
+        return ("c", len(self.constants) - 1)
+
+    def is_traced(self, t):
+        """Whether ``t``'s value may differ between calls (not a captured constant)."""
+        return self.ref(t)[0] != "c"
+
+    # --- what the ops and hooks report ------------------------------------------------------
+    def _noted_op(self, record):
+        self.op(record.op, record.inputs, record.output, record.params)
+
+    def _note_escape(self, tensor):
+        self._escape(tensor)
+
+    def op(self, prim, args, out, params, values=None):
+        """An op ran: a step calling its forward on its inputs' refs."""
+        forward = getattr(prim, "forward", None)
+        if forward is None:  # custom_gradient's record: its body's ops are traced already
+            return
+        refs = [self.ref(a) for a in args]
+        kwargs = {k: self._param_ref(v) for k, v in params.items() if k != "saved"}
+        if getattr(prim, "saves", False):
+            outs = [self.new_slot(out._value, out), self.new_slot(params["saved"])]
+            self.steps.append(Step("op", forward, refs, kwargs, outs, unpack=True))
+        else:
+            self.steps.append(Step("op", forward, refs, kwargs, [self.new_slot(out._value, out)]))
+
+    def _param_ref(self, value):
+        """An op's parameter: a constant, unless it holds an array the trace computed (the
+        indices of a sparse gradient's scatter): then that array's slot."""
+        if value.__class__ in (tuple, list):
+            refs = [self._param_ref(v) for v in value]
+            if any(r[0] != "c" for r in refs):
+                return ("seq", value.__class__, refs)
+        elif hasattr(value, "shape") and hasattr(value, "dtype"):
+            ref = self._by_array.get(id(value))
+            if ref is not None:
+                return ref
+        return self.constant(value)
+
+    def raw_step(self, fn, refs, values, kwargs=None, kwarg_values=None):
+        """Run a raw array function now and record it: the recorder's own steps (a backward
+        walk's raw VJPs, sums and additions). Returns its result."""
+        result = fn(*values, **(kwarg_values or {}))
+        many = isinstance(result, (tuple, list))
+        outs, computed = [], False
+        for r in (result if many else [result]):
+            # A VJP that hands a cotangent back unchanged (an addition's) does so on every
+            # call with the same needs and shapes: its output is that input, with no step.
+            passed = None if r is None else next(
+                (ref for ref, v in zip(refs, values) if v is r and ref[0] in ("s", "c")), None)
+            computed = computed or (r is not None and passed is None)
+            outs.append(None if r is None else passed or self.new_slot(r))
+        if computed:
+            self.steps.append(Step("op", fn, refs, kwargs, [
+                o if o is None or not any(o is ref for ref in refs) else None for o in outs],
+                unpack=many))
+        for r, ref in zip(result if many else [result], outs):
+            if r.__class__ is IndexedSlices:
+                self._bind_parts(ref, r)
+        return result, outs if many else outs[0]
+
+    def _bind_parts(self, ref, slices):
+        """Steps that take the values and indices out of the ``IndexedSlices`` at ``ref``,
+        bound to those of ``slices``: the ops that read them later (a densifying scatter)."""
+        for part, name in ((slices._values, "_values"), (slices._indices, "_indices")):
+            self.steps.append(Step("op", _part, [ref, self.constant(name)],
+                                   outs=[self.new_slot(part._value, part)]))
+
+    def call(self, fn, args, kwargs):
+        """A replayed framework function (``trace_hooks.replayed``): run it now with the
+        recorder paused, and record a step that calls it again on each replay."""
+        # An iterator (zip(grads, variables)) is read once: the call and the replay get a list.
+        args = [list(a) if hasattr(a, "__next__") else a for a in args]
+        kwargs = {k: list(v) if hasattr(v, "__next__") else v for k, v in kwargs.items()}
+        refs = [self._call_ref(a) for a in args]
+        kwrefs = {k: self._call_ref(v) for k, v in kwargs.items()}
+        with self.paused():
+            result = fn(*args, **kwargs)
+        step = Step("call", fn, refs, kwrefs)
+        if isinstance(result, Tensor) and not isinstance(result, Variable):
+            step.outs, step.result = [self.new_slot(result._value, result)], "tensor"
+        self.steps.append(step)
+        return result
+
+    def _call_ref(self, a):
+        if isinstance(a, Variable):
+            return ("var", self.variable_index(a))
+        if isinstance(a, Tensor):
+            return ("tensor", self.ref(a))
+        if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic):
+            return self.array_ref(a)  # a raw array (an optimizer's gradients)
+        if a.__class__ in (list, tuple):
+            return ("seq", a.__class__, [self._call_ref(x) for x in a])
+        if a.__class__ is dict:
+            return ("map", {k: self._call_ref(v) for k, v in a.items()})
+        if a is None or isinstance(a, (int, float, str, bytes, np.generic, np.dtype, type)) \
+                or callable(a) and not hasattr(a, "__self__"):
+            return self.constant(a)
+        try:
+            ref = weakref.ref(a)
+        except TypeError:
+            return self.constant(a)
+        k = self._obj_index.get(id(a))
+        if k is None:
+            k = self._obj_index[id(a)] = len(self.objects)
+            self.objects.append(ref)
+            self._alive.append(a)
+        return ("obj", k)
+
+    def guard(self, t, convert):
+        """``bool(t)`` or ``int(t)`` on a traced tensor: the plan checks it on every replay."""
+        value = convert(t._value)
+        if self.is_traced(t):
+            self.steps.append(Step("guard", convert, [self.ref(t)], expect=value))
+        return value
+
+    def _escape(self, t):
+        if self.is_traced(t):
+            raise TraceError(
+                f"{user_line()}: .numpy(), float(), int() or np.asarray() on a tensor inside "
+                f"fw.function: while the function is traced the value belongs to this one call, "
+                f"and a replay would reuse it. Keep the computation in fw ops (fw.cond and "
+                f"fw.where for choices), or return the tensor and call .numpy() on the result.")
+
+    # --- gradients --------------------------------------------------------------------------
+    def gradient(self, tape, target, sources, output_gradients, unconnected_gradients):
+        """``tape.gradient`` while tracing. A first-order pass (no other tape records it) is
+        taken as usual and its walk repeated on the recorded ops as raw steps; a pass that a
+        tape records uses the tensor VJPs, whose ops the recorder follows like any other."""
+        recorded = any(t is not self and not (t is tape and not tape._persistent)
+                       for t in state.recording)
+        if recorded:
+            self.intercepts = False
+            try:
+                return tape.gradient(target, sources, output_gradients, unconnected_gradients)
+            finally:
+                self.intercepts = True
+        from .trace_backward import backward
+        records = [(r.op, r.inputs, r.output, r.params, r.arrays) for r in tape._records if r]
+        tracked = set(tape._tracked)
+        with self.paused():
+            result = tape.gradient(target, sources, output_gradients, unconnected_gradients)
+        mine = backward(self, records, tracked, target, sources, output_gradients)
+        for got, ref in zip(nest.flatten(result), mine, strict=True):
+            if got is None or ref is None:
+                if ref is not None:
+                    raise RuntimeError("fw.function: the traced backward pass disagrees with the "
+                                       "tape about which sources are connected")
+                continue
+            if got.__class__ is IndexedSlices:
+                self.bind(ref, got, got)
+                self._bind_parts(ref, got)
+            else:
+                self.bind(ref, got._value, got)
+        return result
+
+    @contextmanager
+    def paused(self):
+        """Framework code that runs whole (a replayed call, a raw backward pass): no op of it
+        is followed, and a first-order gradient inside is raw, as outside a trace."""
+        state.tracer = None
+        state.recording.remove(self)
+        try:
+            yield
+        finally:
+            state.recording.append(self)
+            state.tracer = self
+
+    @contextmanager
+    def active(self):
+        if state.tracer is not None:
+            raise RuntimeError("fw.function: a trace is already under way on this thread")
+        state.recording.append(self)
+        state.tracer = self
+        try:
+            yield self
+        finally:
+            state.tracer = None
+            if self in state.recording:
+                state.recording.remove(self)
+
+    def release(self):
+        """After the trace: let go of the traced values (the plan keeps only what it needs)."""
+        self._by_id = self._by_array = None
+        self._alive = []
+
+
+def _part(slices, name):
+    """The array of one part of ``IndexedSlices`` (its values or indices)."""
+    return getattr(slices, name)._value
+
+
+def user_line():
+    """``file:line`` of the innermost caller outside the framework's own packages."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGES):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+__all__ = ["Recorder", "Step", "TraceError", "user_line"]

@@ -234,7 +234,13 @@ class GradientTape(Recorder):
             if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
                 g = dense_cotangent(g, on_arrays)
             if on_arrays and prim.array_vjp is not None:
-                needs = tuple([id(a) in reach for a in args])
+                if len(args) == 2:  # (most ops: spelled out, a comprehension costs a call)
+                    a0, a1 = args
+                    needs = (id(a0) in reach, id(a1) in reach)
+                elif len(args) == 1:
+                    needs = (id(args[0]) in reach,)
+                else:
+                    needs = tuple([id(a) in reach for a in args])
                 vjp = prim.host_array_vjp if on_host else prim.array_vjp
                 pulled = vjp(g, out._value, needs, *r.arrays, **r.params)
             else:

@@ -315,7 +315,7 @@ def _groups(tensors, floating_only=True):
 
 
 def _describe(t, i):
-    return f"variable {i} '{t.name}'" if isinstance(t, Variable) else f"source {i} ({t.shape})"
+    return f"variable {i} '{t.path}'" if isinstance(t, Variable) else f"source {i} ({t.shape})"
 
 
 def _world():

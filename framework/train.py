@@ -230,7 +230,7 @@ def _collect(graph):
         for variable, slots in state["slots"].items():
             if id(variable) not in paths:
                 raise ValueError(f"optimizer '{key}' keeps slots for variable "
-                                 f"'{variable.name}', which this checkpoint does not track: "
+                                 f"'{variable.path}', which this checkpoint does not track: "
                                  f"add the model (or the variable) to the Checkpoint")
             for slot, value in slots.items():
                 arrays[f"{key}/slots/{paths[id(variable)]}/{slot}"] = value

@@ -279,7 +279,7 @@ class Optimizer(KerasCommon):
             if not isinstance(variable, Variable):
                 checks.not_a_variable(variable, grad, index)
             if grad is None:
-                missing.append(variable.name)
+                missing.append(variable.path)
                 continue
             raw, value = grad._value if isinstance(grad, Tensor) else grad, variable._value
             if is_indexed_slices(grad):  # (checked by its values and its dense shape)

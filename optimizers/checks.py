@@ -81,7 +81,7 @@ def check_once(variables):
     seen = set()
     for variable in variables:
         if id(variable) in seen:
-            raise ValueError(f"variable '{variable.name}' appears twice in apply_gradients(); "
+            raise ValueError(f"variable '{variable.path}' appears twice in apply_gradients(); "
                              f"add its gradients up and pass it once")
         seen.add(id(variable))
 
@@ -90,18 +90,18 @@ def check_gradient(raw, grad, variable, shape=None):
     """Say why the array ``raw`` of ``grad`` (of ``shape``, if not raw's) does not fit
     ``variable``, if it does not."""
     if not hasattr(raw, "shape") or not hasattr(raw, "dtype"):
-        raise TypeError(f"the gradient for variable '{variable.name}' is a "
+        raise TypeError(f"the gradient for variable '{variable.path}' is a "
                         f"{type(grad).__name__}; expected a tensor or an array")
     if variable.dtype.kind != "f":
-        raise ValueError(f"variable '{variable.name}' has dtype {variable.dtype.name}; only "
+        raise ValueError(f"variable '{variable.path}' has dtype {variable.dtype.name}; only "
                          f"floating variables can be optimized")
     if (shape or tuple(raw.shape)) != variable.shape:
-        raise ValueError(f"the gradient for variable '{variable.name}' has shape "
+        raise ValueError(f"the gradient for variable '{variable.path}' has shape "
                          f"{shape or tuple(raw.shape)}, the variable {variable.shape}")
     if raw.dtype != variable.dtype:
-        raise ValueError(f"the gradient for variable '{variable.name}' has dtype "
+        raise ValueError(f"the gradient for variable '{variable.path}' has dtype "
                          f"{raw.dtype.name}, the variable {variable.dtype.name}; cast it with "
                          f"fw.cast")
     if backend.device_of(raw) != variable.device:
-        raise ValueError(f"the gradient for variable '{variable.name}' is on "
+        raise ValueError(f"the gradient for variable '{variable.path}' is on "
                          f"{backend.device_of(raw)}, the variable on {variable.device}")

@@ -725,3 +725,13 @@ def test_grouped_variables_moved_to_the_device_and_back(device_backend, moved):
         runs.append(state_of(variables, optimizer))
     for expected, actual in zip(*runs, strict=True):
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_errors_name_a_layer_variable_by_its_path():
+    layer = Dense(2, name="head")
+    layer(np.ones((1, 3), np.float32))
+    bad = np.ones((4, 2), np.float32)
+    with pytest.raises(ValueError, match=r"variable 'head/kernel' has shape \(4, 2\)"):
+        Adam().apply_gradients([(bad, layer.kernel)])
+    with pytest.warns(UserWarning, match=r"\['head/bias'\]"):
+        SGD().apply_gradients([(np.ones((3, 2), np.float32), layer.kernel), (None, layer.bias)])

@@ -51,7 +51,7 @@ def check_step(loss: fw.Tensor | None, variables: Sequence[Sequence[fw.Variable]
     for group_variables, group_gradients in zip(variables, gradients, strict=True):
         for variable, gradient in zip(group_variables, group_gradients, strict=True):
             if gradient is not None and not _finite(gradient):
-                raise NonFiniteStep(f"the gradient of {variable.name} is not finite")
+                raise NonFiniteStep(f"the gradient of {variable.path} is not finite")
 
 
 def _finite(tensor: fw.Tensor) -> bool:

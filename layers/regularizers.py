@@ -8,7 +8,7 @@ its own.
 import numbers
 
 import framework as fw
-from framework.registry import Registry
+from framework.registry import Configurable, Registry
 
 __all__ = ["L1", "L1L2", "L2", "REGULARIZERS", "Regularizer", "get", "l1", "l1_l2", "l2",
            "serialize"]
@@ -25,23 +25,12 @@ def _factor(value, name):
     return float(value)
 
 
-class Regularizer:
+class Regularizer(Configurable):
     """The base: ``regularizer(x)`` is a scalar tensor; ``get_config`` its constructor's
     arguments, so that ``from_config(get_config())`` rebuilds it."""
 
     def __call__(self, x):
         return fw.constant(0.0)
-
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        arguments = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
-        return f"{type(self).__name__}({arguments})"
 
 
 def _l1(x, factor):

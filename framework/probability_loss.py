@@ -34,11 +34,8 @@ def _array_vjp(g, out, needs, labels, probabilities, saved):
     xp = backend.array_module(clipped)
     grad = xp.empty_like(clipped)
     grad[...] = (g / totals)[..., None]
-    flat, update = grad.reshape(-1), (g / picked).reshape(-1)
-    if flat.__class__ is np.ndarray:
-        np.subtract.at(flat, positions, update)
-    else:
-        flat[positions] -= update
+    # One position per row: distinct, so a fancy-index update is exact (no ufunc.at needed).
+    grad.reshape(-1)[positions] -= (g / picked).reshape(-1)
     if not inside:  # the clip's derivative: zero where it is active
         low, high = _bounds(clipped.dtype)
         grad *= ((probabilities >= low) & (probabilities <= high)).astype(grad.dtype)

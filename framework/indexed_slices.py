@@ -83,14 +83,14 @@ def to_dense(slices):
                     shape=slices._dense_shape)
 
 
-def from_raw(values, indices, dense_shape):
+def from_arrays(values, indices, dense_shape):
     """Slices of raw arrays, already consistent (a raw backward pass's gradient)."""
     s = object.__new__(IndexedSlices)
     s._values, s._indices, s._dense_shape = wrap(values), wrap(indices), tuple(dense_shape)
     return s
 
 
-def dense_raw(slices):
+def dense_array(slices):
     """The dense array of ``slices``, outside any tape."""
     values = slices._values._value
     out = backend.array_module(values).zeros(slices._dense_shape, dtype=values.dtype)
@@ -101,7 +101,7 @@ def dense_raw(slices):
 def dense_cotangent(g, raw):
     """A cotangent as an op's VJP needs it: dense (an array when ``raw``, else a tensor)."""
     if g.__class__ is IndexedSlices:
-        return dense_raw(g) if raw else to_dense(g)
+        return dense_array(g) if raw else to_dense(g)
     return g
 
 
@@ -111,7 +111,7 @@ def add_cotangents(a, b, raw):
     if a.__class__ is IndexedSlices and b.__class__ is IndexedSlices:
         if raw:
             xp = backend.array_module(a._values._value)
-            return from_raw(xp.concatenate([a._values._value, b._values._value]),
+            return from_arrays(xp.concatenate([a._values._value, b._values._value]),
                             xp.concatenate([a._indices._value, b._indices._value]),
                             a._dense_shape)
         from .ops.shape import concat
@@ -125,7 +125,7 @@ def add_cotangents(a, b, raw):
         a, b = b, a
     if a.__class__ is IndexedSlices:  # (b is dense)
         if raw:
-            out = b.copy()  # (never write into a cotangent: raw VJPs may share it)
+            out = b.copy()  # (never write into a cotangent: array VJPs may share it)
             backend.scatter_add(out, (a._indices._value,), a._values._value)
             return out
         a = to_dense(a)
@@ -143,7 +143,7 @@ def gradient_arrays(transform, grads):
     if not any(sparse):
         return transform(grads)
     arrays = transform([g._values._value if s else g for g, s in zip(grads, sparse)])
-    return [dense_raw(from_raw(a, g._indices._value, g._dense_shape)) if s else a
+    return [dense_array(from_arrays(a, g._indices._value, g._dense_shape)) if s else a
             for a, g, s in zip(arrays, grads, sparse)]
 
 

@@ -1,4 +1,4 @@
-"""Keras's sparse cross-entropy on probabilities as one op, with a raw VJP.
+"""Keras's sparse cross-entropy on probabilities as one op, with an array VJP.
 
 ``losses.sparse_categorical_crossentropy(y, p)`` on a softmax's output (the seed tutorials'
 spelling) is Keras's ``-log_softmax(log(clip(p, eps, 1 - eps)))[label]``: the clip keeps a

@@ -4,7 +4,7 @@ Tracing runs the user's function once, on the call's real values, while a ``Reco
 every op (it sits among the recording tapes as one that tracks everything, so the ops need no
 hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
 updates, random draws) and every first-order ``tape.gradient``, whose backward walk it repeats
-on the recorded ops to write down the raw VJP calls that walk makes. The steps refer to values
+on the recorded ops to write down the array VJP calls that walk makes. The steps refer to values
 by slot: an input, a variable (read live at each step, through a weak reference), a constant
 (a captured tensor or a Python value), or the result of an earlier step.
 
@@ -191,9 +191,9 @@ class Recorder:
                 return ref
         return self.constant(value)
 
-    def raw_step(self, fn, refs, values, kwargs=None, kwarg_values=None):
+    def array_step(self, fn, refs, values, kwargs=None, kwarg_values=None):
         """Run a raw array function now and record it: the recorder's own steps (a backward
-        walk's raw VJPs, sums and additions). Returns its result."""
+        walk's array VJPs, sums and additions). Returns its result."""
         result = fn(*values, **(kwarg_values or {}))
         many = isinstance(result, (tuple, list))
         outs, computed = [], False

@@ -2,13 +2,13 @@
 
 The tape's raw backward pass runs as usual (the trace is a real call and needs the numbers);
 this module walks the same records the same way (records reading a source, in reverse, one
-cotangent per tensor, added up in the same order) and records each raw VJP call, each sum back
+cotangent per tensor, added up in the same order) and records each array VJP call, each sum back
 to an input's shape and each addition as a step of the plan, so a replay pulls the cotangents
 back with exactly the kernels and in exactly the order of an eager step. A primitive without a
-raw VJP is pulled back with its tensor VJPs, whose ops the recorder follows as usual.
+array VJP is pulled back with its tensor VJPs, whose ops the recorder follows as usual.
 """
 from . import backend, nest
-from .indexed_slices import IndexedSlices, dense_raw
+from .indexed_slices import IndexedSlices, dense_array
 from .tape import _fit_array, _ones_like as _tape_ones, _plus
 from .tensor import Tensor, wrap
 
@@ -45,10 +45,10 @@ def backward(rec, records, tracked, target, sources, output_gradients):
         if entry is None:
             continue
         if entry[1].__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
-            value, ref = rec.raw_step(dense_raw, [entry[0]], [entry[1]])
+            value, ref = rec.array_step(dense_array, [entry[0]], [entry[1]])
             entry = (ref, value)
         if prim.array_vjp is not None:
-            pulled = _raw_pull(rec, prim, entry, out, args, params, values, reach)
+            pulled = _array_pull(rec, prim, entry, out, args, params, values, reach)
         else:
             pulled = _tensor_pull(rec, prim, entry, out, args, params, reach)
         for a, ga in zip(args, pulled):
@@ -56,14 +56,14 @@ def backward(rec, records, tracked, target, sources, output_gradients):
                 continue
             shape = a._value.shape
             if ga[1].shape != shape:  # the tape's own sum back to the input's shape
-                value, ref = rec.raw_step(_fit_array, [ga[0], rec.constant(shape)], [ga[1], shape])
+                value, ref = rec.array_step(_fit_array, [ga[0], rec.constant(shape)], [ga[1], shape])
                 ga = (ref, value)
             _accumulate(rec, cot, id(a), ga)
     return [None if (e := cot.get(id(s))) is None or id(s) not in source_ids else e[0]
             for s in flat_sources]
 
 
-def _raw_pull(rec, prim, entry, out, args, params, values, reach):
+def _array_pull(rec, prim, entry, out, args, params, values, reach):
     needs = tuple(id(a) in reach for a in args)
     refs = [entry[0], rec.ref(out), rec.constant(needs)] + [rec.ref(a) for a in args]
     vals = [entry[1], out._value, needs] + list(values)
@@ -72,7 +72,7 @@ def _raw_pull(rec, prim, entry, out, args, params, values, reach):
         kwargs[k] = rec.array_ref(v) if k == "saved" else rec.constant(v)
         kwvals[k] = v
     vjp = prim.array_vjp if backend.is_device_array(entry[1]) else prim.host_array_vjp
-    result, refs_out = rec.raw_step(vjp, refs, vals, kwargs, kwvals)
+    result, refs_out = rec.array_step(vjp, refs, vals, kwargs, kwvals)
     return [None if g is None else (r, g) for g, r in zip(result, refs_out)]
 
 
@@ -95,7 +95,7 @@ def _accumulate(rec, cot, key, entry):
     if prev is None:
         cot[key] = entry
     else:
-        value, ref = rec.raw_step(_plus, [prev[0], entry[0], rec.constant(True)],
+        value, ref = rec.array_step(_plus, [prev[0], entry[0], rec.constant(True)],
                                   [prev[1], entry[1], True])
         cot[key] = (ref, value)
 

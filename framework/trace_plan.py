@@ -7,7 +7,7 @@ changed any variable), and writes the rest as the source of one function::
     def replay(s0, s1):
         V0, V1 = r0(), r1()          # the variables, through weak references
         s2 = f0(s0, V0._value)       # a forward
-        s3, _ = f1(s4, s2, c0, ...)  # a raw VJP
+        s3, _ = f1(s4, s2, c0, ...)  # a array VJP
         f2(O0(), [s5, s6], [V0, V1]) # a replayed framework call (an optimizer's update)
         return (W(s2),)
 

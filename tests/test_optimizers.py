@@ -576,7 +576,7 @@ def test_a_gradient_that_is_not_contiguous_gives_the_same_update(monkeypatch):
     rng = np.random.default_rng(0)
     start, grad = rng.normal(size=(40, 30)), np.asfortranarray(rng.normal(size=(40, 30)))
     blocked, whole = fw.Variable(host(start)), fw.Variable(host(start))
-    Adam(0.1).apply_gradients([(grad, blocked)])  # a raw array, as a raw VJP may return
+    Adam(0.1).apply_gradients([(grad, blocked)])  # a raw array, as a array VJP may return
     monkeypatch.setattr(optimizers.layout, "BLOCK_BYTES", 2 ** 40)
     Adam(0.1).apply_gradients([(np.ascontiguousarray(grad), whole)])
     assert_identical([blocked.numpy()], [whole.numpy()])

@@ -109,14 +109,14 @@ sparse_top_k_categorical_accuracy = _values(_sparse_top_k_categorical_accuracy)
 
 
 class _Wrapped(MeanMetricWrapper):
-    """A MeanMetricWrapper whose function is fixed by the class (``_raw``), named by default
+    """A MeanMetricWrapper whose function is fixed by the class (``_per_sample``), named by default
     by the class's snake_case name; ``settings`` are a subclass's own (``threshold``, ``k``).
     Config: name, dtype and the settings."""
 
-    _raw = None
+    _per_sample = None
 
     def __init__(self, name=None, dtype=None, **settings):
-        super().__init__(type(self)._raw, name=name or snake_case(type(self).__name__),
+        super().__init__(type(self)._per_sample, name=name or snake_case(type(self).__name__),
                          dtype=dtype, **settings)
 
     def get_config(self):
@@ -126,13 +126,13 @@ class _Wrapped(MeanMetricWrapper):
 @METRICS.register
 class Accuracy(_Wrapped):
     """How often y_pred equals y_true exactly."""
-    _raw = staticmethod(_accuracy)
+    _per_sample = staticmethod(_accuracy)
 
 
 @METRICS.register
 class BinaryAccuracy(_Wrapped):
     """How often ``y_pred > threshold`` matches the 0/1 label."""
-    _raw = staticmethod(_binary_accuracy)
+    _per_sample = staticmethod(_binary_accuracy)
 
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
         super().__init__(name, dtype, threshold=threshold)
@@ -142,13 +142,13 @@ class BinaryAccuracy(_Wrapped):
 @METRICS.register
 class CategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is one-hot y_true's."""
-    _raw = staticmethod(_categorical_accuracy)
+    _per_sample = staticmethod(_categorical_accuracy)
 
 
 @METRICS.register
 class SparseCategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is the integer label."""
-    _raw = staticmethod(_sparse_categorical_accuracy)
+    _per_sample = staticmethod(_sparse_categorical_accuracy)
 
 
 class _TopK(_Wrapped):
@@ -162,31 +162,31 @@ class _TopK(_Wrapped):
 @METRICS.register
 class TopKCategoricalAccuracy(_TopK):
     """How often one-hot y_true's class is among y_pred's ``k`` highest scores."""
-    _raw = staticmethod(_top_k_categorical_accuracy)
+    _per_sample = staticmethod(_top_k_categorical_accuracy)
 
 
 @METRICS.register
 class SparseTopKCategoricalAccuracy(_TopK):
     """How often the integer label is among y_pred's ``k`` highest scores."""
-    _raw = staticmethod(_sparse_top_k_categorical_accuracy)
+    _per_sample = staticmethod(_sparse_top_k_categorical_accuracy)
 
 
 @METRICS.register(aliases=("mse", "MSE"))
 class MeanSquaredError(_Wrapped):
     """The mean over samples of the mean squared error over the last axis."""
-    _raw = staticmethod(_mean_squared_error)
+    _per_sample = staticmethod(_mean_squared_error)
 
 
 @METRICS.register(aliases=("mae", "MAE"))
 class MeanAbsoluteError(_Wrapped):
     """The mean over samples of the mean absolute error over the last axis."""
-    _raw = staticmethod(_mean_absolute_error)
+    _per_sample = staticmethod(_mean_absolute_error)
 
 
 @METRICS.register
 class RootMeanSquaredError(_Wrapped):
     """sqrt of the (weighted) mean squared error over every element seen."""
-    _raw = staticmethod(_squared_error)
+    _per_sample = staticmethod(_squared_error)
 
     def result(self):
         mean = super().result()._value

@@ -83,13 +83,13 @@ def silu(features, beta=1.0, name=None):
 swish = silu
 
 
-def _sigmoid_xent_raw(labels, logits):
+def _sigmoid_xent_forward(labels, logits):
     # max(x, 0) - x * z + log(1 + exp(-|x|)): TensorFlow's stable form
     return (np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))).astype(
         logits.dtype, copy=False)
 
 
-_sigmoid_xent = define("sigmoid_cross_entropy_with_logits", floats_only(_sigmoid_xent_raw),
+_sigmoid_xent = define("sigmoid_cross_entropy_with_logits", floats_only(_sigmoid_xent_forward),
                        lambda g, out, labels, logits: -g * logits,
                        lambda g, out, labels, logits: g * (sigmoid(logits) - labels),
                        same_dtype=True)

@@ -42,11 +42,11 @@ erfc = define("erfc", floats_only(lambda x: (1 - backend.erf(x)).astype(x.dtype,
               lambda g, out, x: g * exp(-x * x) * (-2 / math.sqrt(math.pi)))
 
 
-def _reciprocal_raw(x):
+def _reciprocal_forward(x):
     return 1 / x if x.dtype.kind in "fc" else np.floor_divide(1, x).astype(x.dtype)
 
 
-reciprocal = define("reciprocal", _reciprocal_raw, lambda g, out, x: -g * out * out)
+reciprocal = define("reciprocal", _reciprocal_forward, lambda g, out, x: -g * out * out)
 
 # --- integer-friendly arithmetic with TensorFlow's floor semantics -------------------------------
 
@@ -114,14 +114,14 @@ def reciprocal_no_nan(x, name=None):
     return divide_no_nan(cast(1, x.dtype), x)
 
 
-def _multiply_no_nan_raw(x, y):
+def _multiply_no_nan_forward(x, y):
     with np.errstate(invalid="ignore"):  # NaN and infinity times 0: 0 here, not a warning
         product = x * y
     return backend.array_module(product).where(y == 0, product.dtype.type(0), product)
 
 
 # TensorFlow's gradients: g * y for x and x * g for y, both without NaN where a factor is 0
-_multiply_no_nan = define("multiply_no_nan", _multiply_no_nan_raw,
+_multiply_no_nan = define("multiply_no_nan", _multiply_no_nan_forward,
                           lambda g, out, x, y: _multiply_no_nan(g, y),
                           lambda g, out, x, y: _multiply_no_nan(x, g), same_dtype=True)
 

@@ -113,7 +113,7 @@ def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
 
 
 # --- principal square root --------------------------------------------------------------------------
-def _sqrtm_raw(a):
+def _sqrtm_forward(a):
     """Denman-Beavers: ``Y -> (Y + Z^-1) / 2``, ``Z -> (Z + Y^-1) / 2`` from ``(A, I)``."""
     xp = backend.array_module(a)
     y = a.astype(np.float64)
@@ -135,4 +135,4 @@ def _sqrtm_vjp(g, out, x):
     return reshape(grad, g.shape)
 
 
-sqrtm = define("sqrtm", floats_only(_sqrtm_raw), _sqrtm_vjp)
+sqrtm = define("sqrtm", floats_only(_sqrtm_forward), _sqrtm_vjp)

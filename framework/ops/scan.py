@@ -18,7 +18,7 @@ def _from_end(axis, ndim, name):
     return axis % ndim - ndim
 
 
-def _scan_raw(x, axis, exclusive, reverse, product):
+def _scan_forward(x, axis, exclusive, reverse, product):
     """The cumulative sum or product of ``x`` along ``axis`` (negative), in ``x``'s dtype."""
     xp = backend.array_module(x)
     if reverse:
@@ -36,7 +36,7 @@ def _cumsum_vjp(g, out, x, axis, exclusive, reverse):
     return _cumsum(g, axis=axis, exclusive=exclusive, reverse=not reverse)
 
 
-_cumsum = define("cumsum", lambda x, axis, exclusive, reverse: _scan_raw(
+_cumsum = define("cumsum", lambda x, axis, exclusive, reverse: _scan_forward(
     x, axis, exclusive, reverse, False), _cumsum_vjp)
 
 
@@ -44,7 +44,7 @@ def _cumprod_vjp(g, out, x, axis, exclusive, reverse):
     return _cumsum(g * out, axis=axis, exclusive=exclusive, reverse=not reverse) / x
 
 
-_cumprod = define("cumprod", lambda x, axis, exclusive, reverse: _scan_raw(
+_cumprod = define("cumprod", lambda x, axis, exclusive, reverse: _scan_forward(
     x, axis, exclusive, reverse, True), _cumprod_vjp)
 
 

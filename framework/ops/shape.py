@@ -6,7 +6,7 @@ as ``lead = g.ndim - out.ndim`` and leave them in front.
 import numpy as np
 
 from .. import backend
-from ..indexed_slices import IndexedSlices, from_raw
+from ..indexed_slices import IndexedSlices, from_arrays
 from ..primitive import primitive
 from ..tensor import Tensor, convert_to_tensor
 
@@ -185,7 +185,7 @@ def _gather_vjp(g, out, params, indices):
 
 def _gather_array_vjp(g, out, needs, params, indices):
     rows = g.reshape((-1,) + params.shape[1:])
-    return (from_raw(rows, indices.reshape(-1), params.shape) if needs[0] else None), None
+    return (from_arrays(rows, indices.reshape(-1), params.shape) if needs[0] else None), None
 
 
 @primitive(_gather_vjp, None, array_vjp=_gather_array_vjp)

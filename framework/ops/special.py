@@ -102,7 +102,7 @@ def polygamma(a, x, name=None):
     return digamma(x) if n == 0 else _polygamma(x, n=n)
 
 
-def _erfinv_raw(y):
+def _erfinv_forward(y):
     """Giles's single-precision approximation, then Newton steps on ``erf`` in float64."""
     xp = backend.array_module(y)
     z = y.astype(np.float64)
@@ -123,7 +123,7 @@ def _erfinv_raw(y):
     return x.astype(y.dtype)
 
 
-erfinv = define("erfinv", floats_only(_erfinv_raw),
+erfinv = define("erfinv", floats_only(_erfinv_forward),
                 lambda g, out, y: g * exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
@@ -218,14 +218,14 @@ def _zeta_series(s, q, xp):
     return xp.where(s == 1, np.inf, total)
 
 
-def _zeta_raw(x, q):
+def _zeta_forward(x, q):
     xp = backend.array_module(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _zeta_series(x.astype(np.float64), q.astype(np.float64), xp).astype(x.dtype)
 
 
 # TensorFlow differentiates zeta in q only: d/dq zeta(x, q) = -x zeta(x + 1, q)
-zeta = define("zeta", floats_only(_zeta_raw), None,
+zeta = define("zeta", floats_only(_zeta_forward), None,
               lambda g, out, x, q: -g * x * zeta(x + 1, q), same_dtype=True)
 
 

@@ -112,15 +112,14 @@ class Function:
             return self
         try:
             bound = self._bound.get(instance)
+            cached = True
         except TypeError:  # an unhashable instance: no cache, still correct
-            bound = None
+            bound, cached = None, False
         if bound is None:
             bound = Function(self._python_function, self.input_signature, self._name)
             bound._instance = weakref.ref(instance)
-            try:
+            if cached:
                 self._bound[instance] = bound
-            except TypeError:
-                pass
         return bound
 
     def __call__(self, *args, **kwargs):

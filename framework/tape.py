@@ -74,16 +74,25 @@ class GradientTape(Recorder):
         tracer = state.tracer
         if tracer is not None and tracer.intercepts:  # fw.function records the pass as steps
             return tracer.gradient(self, target, sources, output_gradients, unconnected_gradients)
+        return self.array_gradient(target, sources, output_gradients, unconnected_gradients)
+
+    def array_gradient(self, target, sources, output_gradients=None,
+                       unconnected_gradients=UnconnectedGradients.NONE, steps=None):
+        """``gradient``, where ``steps`` (fw.function's recorder) may watch an array pass: it
+        then makes the pass's array calls (``steps.vjp`` for an op's array VJP, ``steps.array_call``
+        for the sums and additions) and writes each down, so the plan repeats this very walk.
+        """
         mode = unconnected_gradients
         if mode is not UnconnectedGradients.NONE:
             mode = unconnected_mode(mode)
         self._begin_differentiation("gradient")
         targets = _tensors(target, "target")
         flat_sources = _tensors(sources, "source")
-        on_arrays = not state.recording  # no tape records this pass: every training step
+        # No tape records this pass (every training step): on arrays. (The recorder is no tape.)
+        on_arrays = steps is not None or not state.recording
         seeds = None if output_gradients is None else _seeds(targets, output_gradients, on_arrays)
         grads = self._backward(targets, seeds, flat_sources, on_arrays=on_arrays,
-                               release=self._frees(mode))
+                               release=self._frees(mode), steps=steps)
         if mode is not UnconnectedGradients.NONE:
             grads = [g if g is not None else self._unconnected(s, i, targets, mode, s.shape)
                      for i, (g, s) in enumerate(zip(grads, flat_sources))]
@@ -191,14 +200,15 @@ class GradientTape(Recorder):
             self._used = True
 
     def _backward(self, targets, seeds, sources, *, on_arrays=False, stacked_rows=False,
-                  release=False):
+                  release=False, steps=None):
         """Cotangents of ``sources`` (None where unconnected), from the targets' ``seeds``
         (None: ones). A target that is itself a source counts its own seed, as in TensorFlow.
 
         ``on_arrays``: the seeds and every cotangent are arrays, pulled back by the array VJPs;
         only the sources' gradients are wrapped. ``stacked_rows``: the seeds have one leading
         axis of Jacobian rows, which every cotangent keeps. ``release``: drop each record once
-        the walk has passed it (a non-persistent tape's last pass)."""
+        the walk has passed it (a non-persistent tape's last pass). ``steps``: the recorder an
+        array pass makes its array calls through (see ``array_gradient``)."""
         records = self._records
         stale = self._stale_variables()
         remember = on_arrays and self._persistent and seeds is None
@@ -214,7 +224,7 @@ class GradientTape(Recorder):
                 continue
             seed = _ones_like(t._value, on_arrays) if seeds is None else seeds[i]
             prev = get(id(t))
-            grads[id(t)] = seed if prev is None else _plus(prev, seed, on_arrays)
+            grads[id(t)] = seed if prev is None else _plus(prev, seed, on_arrays, steps)
         lead = 1 if stacked_rows else 0
         # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
         # lets go of it then, unless it answers for a source or is remembered for the next pass.
@@ -232,7 +242,8 @@ class GradientTape(Recorder):
             if g is None:
                 continue
             if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
-                g = dense_cotangent(g, on_arrays)
+                g = dense_cotangent(g, on_arrays) if steps is None else steps.array_call(
+                    dense_cotangent, g, True)
             if on_arrays and prim.array_vjp is not None:
                 if len(args) == 2:  # (most ops: spelled out, a comprehension costs a call)
                     a0, a1 = args
@@ -242,7 +253,8 @@ class GradientTape(Recorder):
                 else:
                     needs = tuple([id(a) in reach for a in args])
                 vjp = prim.host_array_vjp if on_host else prim.array_vjp
-                pulled = vjp(g, out._value, needs, *r.arrays, **r.params)
+                pulled = (vjp(g, out._value, needs, *r.arrays, **r.params) if steps is None
+                          else steps.vjp(vjp, g, r, needs))
             else:
                 pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
             for a, ga in zip(args, pulled):
@@ -250,10 +262,11 @@ class GradientTape(Recorder):
                     continue
                 shape = a._value.shape
                 if (ga.shape[1:] if lead else ga.shape) != shape:
-                    ga = _fit_array(ga, shape) if on_arrays else sum_to_shape(ga, shape, lead)
+                    ga = (sum_to_shape(ga, shape, lead) if not on_arrays else _fit_array(ga, shape)
+                          if steps is None else steps.array_call(_fit_array, ga, shape))
                 key = id(a)
                 prev = get(key)
-                grads[key] = ga if prev is None else _plus(prev, ga, on_arrays)
+                grads[key] = ga if prev is None else _plus(prev, ga, on_arrays, steps)
         if remember:  # (off the tape meanwhile: a failed pass leaves no partial ones)
             self._memo = (targets, len(records), grads)
         if on_arrays:
@@ -335,7 +348,9 @@ def _pull(prim, g, out, args, params, reach, on_arrays=False):
             for a, vjp in zip(args, prim.vjps)]
 
 
-def _plus(a, b, on_arrays):
+def _plus(a, b, on_arrays, steps=None):
+    if steps is not None:  # (fw.function's recorder: the addition becomes a step of its plan)
+        return steps.array_call(_plus, a, b, True)
     if a.__class__ is IndexedSlices or b.__class__ is IndexedSlices:
         return add_cotangents(a, b, on_arrays)  # sparse + sparse stays sparse, else dense
     return a + b if on_arrays else add(a, b)

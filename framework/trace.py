@@ -3,8 +3,8 @@
 Tracing runs the user's function once, on the call's real values, while a ``Recorder`` follows
 every op (it sits among the recording tapes as one that tracks everything, so the ops need no
 hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
-updates, random draws) and every first-order ``tape.gradient``, whose backward walk it repeats
-on the recorded ops to write down the array VJP calls that walk makes. The steps refer to values
+updates, random draws) and every first-order ``tape.gradient``: the tape's own array pass makes
+its array calls (array VJPs, sums, additions) through the recorder, which writes each down. The steps refer to values
 by slot: an input, a variable (read live at each step, through a weak reference), a constant
 (a captured tensor or a Python value), or the result of an earlier step.
 
@@ -278,9 +278,10 @@ class Recorder:
 
     # --- gradients --------------------------------------------------------------------------
     def gradient(self, tape, target, sources, output_gradients, unconnected_gradients):
-        """``tape.gradient`` while tracing. A first-order pass (no other tape records it) is
-        taken as usual and its walk repeated on the recorded ops as raw steps; a pass that a
-        tape records uses the tensor VJPs, whose ops the recorder follows like any other."""
+        """``tape.gradient`` while tracing. A first-order pass (no other tape records it) is the
+        tape's own array pass, making its array calls through ``vjp`` and ``array_call`` so each
+        becomes a step; a pass that a tape records uses the tensor VJPs, whose ops the recorder
+        follows like any other."""
         recorded = any(t is not self and not (t is tape and not tape._persistent)
                        for t in state.recording)
         if recorded:
@@ -289,24 +290,26 @@ class Recorder:
                 return tape.gradient(target, sources, output_gradients, unconnected_gradients)
             finally:
                 self.intercepts = True
-        from .trace_backward import backward
-        records = [(r.op, r.inputs, r.output, r.params, r.arrays) for r in tape._records if r]
-        tracked = set(tape._tracked)
-        with self.paused():
-            result = tape.gradient(target, sources, output_gradients, unconnected_gradients)
-        mine = backward(self, records, tracked, target, sources, output_gradients)
-        for got, ref in zip(nest.flatten(result), mine, strict=True):
-            if got is None or ref is None:
-                if ref is not None:
-                    raise RuntimeError("fw.function: the traced backward pass disagrees with the "
-                                       "tape about which sources are connected")
-                continue
-            if got.__class__ is IndexedSlices:
-                self.bind(ref, got, got)
-                self._bind_parts(ref, got)
-            else:
-                self.bind(ref, got._value, got)
-        return result
+        return tape.array_gradient(target, sources, output_gradients, unconnected_gradients,
+                                   steps=self)
+
+    def vjp(self, fn, g, record, needs):
+        """An op's array VJP ``fn`` in a traced backward pass: run now, and a step of the plan
+        on the slots of the cotangent, the op's output and inputs (its saved intermediates)."""
+        refs = [self.array_ref(g), self.ref(record.output), self.constant(needs)]
+        refs += [self.ref(a) for a in record.inputs]
+        values = [g, record.output._value, needs, *record.arrays]
+        params = record.params
+        kwargs = {k: self.array_ref(v) if k == "saved" else self.constant(v)
+                  for k, v in params.items()}
+        return self.array_step(fn, refs, values, kwargs, params)[0]
+
+    def array_call(self, fn, *args):
+        """A traced backward pass's sum, addition or densifying of cotangents: run now, and a
+        step of the plan (arrays by their slots, anything else a constant)."""
+        refs = [self.array_ref(a) if hasattr(a, "shape") and hasattr(a, "dtype")
+                else self.constant(a) for a in args]
+        return self.array_step(fn, refs, list(args))[0]
 
     @contextmanager
     def paused(self):

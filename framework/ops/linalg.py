@@ -3,6 +3,7 @@ import string
 
 
 from .. import backend
+from ..host import matmul as _product
 from ..primitive import primitive
 from ..tensor import convert_to_tensor, wrap
 from .shape import _same_dtype, expand_dims
@@ -52,17 +53,17 @@ def matmul_array_vjp(g, out, needs, a, b, transpose_a, transpose_b):
         a, g = a[None], g[..., None, :]
     ga = gb = None
     if needs[0]:
-        ga = _t(g @ _t(b, not transpose_b), transpose_a)
+        ga = _t(_product(g, _t(b, not transpose_b)), transpose_a)
         ga = ga[..., 0, :] if vector_a else ga
     if needs[1]:
-        gb = _t(_t(a, not transpose_a) @ g, transpose_b)
+        gb = _t(_product(_t(a, not transpose_a), g), transpose_b)
         gb = gb[..., 0] if vector_b else gb
     return ga, gb
 
 
 @primitive(matmul_vjp_a, matmul_vjp_b, array_vjp=matmul_array_vjp, same_dtype=True)
 def _matmul(a, b, transpose_a, transpose_b):
-    return _t(a, transpose_a) @ _t(b, transpose_b)
+    return _product(_t(a, transpose_a), _t(b, transpose_b))
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

@@ -223,7 +223,7 @@ def sparse_xent(labels, logits):
     else:
         shifted = logits - np.maximum.reduce(logits, -1, keepdims=True)
     positions = label_positions(shifted, labels, classes_first)
-    picked = shifted.reshape(-1)[positions].reshape(labels.shape)  # before exp overwrites it
+    picked = shifted.take(positions).reshape(labels.shape)  # before exp overwrites it
     probabilities = np.exp(shifted, out=shifted)
     totals = np.add.reduce(probabilities, 0 if classes_first else -1)
     loss = np.log(totals)

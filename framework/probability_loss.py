@@ -90,7 +90,7 @@ def _probability_xent(labels, probabilities):
         xp.minimum(clipped, high, out=clipped)
     totals = row_sums(clipped)
     positions = _label_positions(clipped, labels)
-    picked = clipped.reshape(-1)[positions].reshape(totals.shape)
+    picked = clipped.take(positions).reshape(totals.shape)
     loss = xp.log(totals / picked)
     return loss, (clipped, totals, picked, positions, inside)
 

@@ -145,3 +145,22 @@ def test_a_training_step_on_numpy_arrays_runs_the_host_forms(monkeypatch, each_b
     tape.gradient(loss, [w, b])
     expected = "host_array_vjp" if each_backend == "numpy" else "array_vjp"
     assert calls == [expected, expected]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.int64])
+def test_host_matmul_is_the_at_operator_bit_for_bit(dtype):
+    """The host's products of two matrices go through ``ndarray.dot``: the same result as
+    ``@`` to the last bit, for every memory layout a training step hands it (a transposed
+    weight, a transposed batch, a row of ones); other ranks fall back to ``@`` itself."""
+    from framework import host
+    a, b = normal((37, 23), dtype), normal((23, 11), dtype)
+    layouts = [(a, b), (np.asfortranarray(a), b), (a, np.ascontiguousarray(b.T).T),
+               (np.ascontiguousarray(a.T).T, np.asfortranarray(b)), (a[::2], b[:, ::3]),
+               (np.ones((1, 37), dtype), a)]
+    for x, y in layouts:
+        got = host.matmul(x, y)
+        assert got.dtype == (x @ y).dtype and got.shape == (x @ y).shape
+        np.testing.assert_array_equal(got, x @ y)
+    for x, y in ((normal((2, 37, 23), dtype), b), (a, normal(23, dtype)),
+                 (normal(37, dtype), a)):
+        np.testing.assert_array_equal(host.matmul(x, y), x @ y)

@@ -2,7 +2,8 @@
 
 ``base`` holds ``Layer`` (lazy build, tracking through ``fw.Module``, names, losses) and
 ``model`` the ``Model`` class; ``core`` the Dense, Flatten and Dropout layers;
-``activation_layers``, ``normalization`` and ``embedding`` the other layer types;
+``convolutional`` the convolutions and pools; ``activation_layers``, ``normalization`` and
+``embedding`` the other layer types;
 ``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
 ``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
 by Keras's names.
@@ -11,8 +12,9 @@ from . import activations, initializers, regularizers
 from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
-from .convolutional import (AveragePooling2D, Conv2D, Conv2DTranspose,
-                            GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D)
+from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose,
+                            GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
+                            GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
 from .core import Dense, Dropout, Flatten, Reshape
 from .embedding import Embedding
 from .functional import Input, InputLayer
@@ -24,6 +26,6 @@ from .normalization import BatchNormalization, LayerNormalization
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
            "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
            "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers",
-           "AveragePooling2D", "Conv2D", "Conv2DTranspose", "GlobalAveragePooling2D",
-           "GlobalMaxPooling2D",
-           "MaxPooling2D", "Reshape"]
+           "AveragePooling1D", "AveragePooling2D", "Conv1D", "Conv2D", "Conv2DTranspose",
+           "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
+           "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape"]

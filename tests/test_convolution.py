@@ -1,4 +1,5 @@
-"""fw.nn.conv2d, max_pool2d, avg_pool2d and Keras's image layers: outputs and gradients as
+"""fw.nn.conv2d, max_pool2d, avg_pool2d, their 1-D forms and Keras's convolution layers:
+outputs and gradients as
 recorded from TensorFlow 2.21 and Keras 3 (tests/reference/make_conv_reference.py), float64
 finite differences at orders 1 and 2, refusals, and a small CNN trained eagerly and under
 fw.function."""
@@ -24,6 +25,9 @@ def close(got, expected, tolerance=2e-5):
 def _op(case):
     if case["op"] == "conv2d":
         return lambda x, w: fw.nn.conv2d(x, w, case["strides"], case["padding"],
+                                         dilations=case["dilations"])
+    if case["op"] == "conv1d":
+        return lambda x, w: fw.nn.conv1d(x, w, case["strides"], case["padding"],
                                          dilations=case["dilations"])
     if case["op"] == "conv2d_transpose":
         return lambda x, w: fw.nn.conv2d_transpose(x, w, case["output_shape"], case["strides"],
@@ -141,6 +145,63 @@ def test_refusals_name_the_culprit():
         layers.Conv2DTranspose(2, 3, strides=2, output_padding=2)
 
 
+@pytest.mark.parametrize("padding, stride, dilations", [("VALID", 1, 1), ("SAME", 2, 1),
+                                                       ("SAME", 1, 2)])
+def test_conv1d_and_the_1d_pools_finite_differences_orders_one_and_two(padding, stride,
+                                                                       dilations):
+    x, w = _x((2, 7, 2), 11), _x((3, 2, 3), 12)
+    fw.test.check_gradients(lambda x: fw.nn.conv1d(fw.tanh(x), w, stride, padding,
+                                                   dilations=dilations), x, order=2)
+    fw.test.check_gradients(lambda w: fw.nn.conv1d(x, fw.sin(w), stride, padding,
+                                                   dilations=dilations), w, order=2)
+    for pool in (fw.nn.max_pool1d, fw.nn.avg_pool1d):
+        fw.test.check_gradients(lambda x: pool(fw.tanh(x), 3, stride, padding) ** 2, x,
+                                order=2)
+
+
+def test_conv1d_is_conv2d_on_one_row_and_max_pool_takes_either_rank():
+    x, w = _x((2, 9, 3), 13), _x((4, 3, 2), 14)
+    one_row = fw.nn.conv2d(fw.reshape(x, (2, 1, 9, 3)), fw.reshape(w, (1, 4, 3, 2)), 2, "SAME")
+    np.testing.assert_array_equal(fw.nn.conv1d(x, w, 2, "SAME").numpy(),
+                                  one_row.numpy()[:, 0])
+    np.testing.assert_array_equal(fw.nn.max_pool(x, 2, 2, "VALID").numpy(),
+                                  fw.nn.max_pool1d(x, 2, 2, "VALID").numpy())
+    image = fw.reshape(x, (2, 9, 3, 1))
+    np.testing.assert_array_equal(fw.nn.avg_pool(image, 2, 2, "SAME").numpy(),
+                                  fw.nn.avg_pool2d(image, 2, 2, "SAME").numpy())
+
+
+def test_a_causal_conv1d_output_never_sees_a_later_step():
+    layer = layers.Conv1D(2, 3, padding="causal", dilation_rate=2)
+    x = _x((1, 10, 2), 15).numpy()
+    before = layer(fw.constant(x)).numpy()
+    x[:, 6:] += 100.0
+    after = layer(fw.constant(x)).numpy()
+    np.testing.assert_array_equal(before[:, :6], after[:, :6])
+    assert not np.allclose(before[:, 6:], after[:, 6:])
+
+
+def test_1d_refusals_name_the_culprit():
+    x = fw.zeros((1, 6, 2))
+    with pytest.raises(ValueError, match="conv1d: filters must be 3-D"):
+        fw.nn.conv1d(x, fw.zeros((3, 3, 2, 4)), 1, "VALID")
+    with pytest.raises(ValueError, match="conv1d: input must be 3-D"):
+        fw.nn.conv1d(fw.zeros((1, 6, 6, 2)), fw.zeros((3, 2, 4)), 1, "VALID")
+    with pytest.raises(ValueError, match="conv1d: padding must be 'SAME' or 'VALID'"):
+        fw.nn.conv1d(x, fw.zeros((3, 2, 4)), 1, [[0, 0], [1, 1], [0, 0]])
+    with pytest.raises(ValueError, match="conv1d: stride must be a positive int"):
+        fw.nn.conv1d(x, fw.zeros((3, 2, 4)), (1, 2), "VALID")
+    with pytest.raises(ValueError, match="only data_format='NWC'"):
+        fw.nn.max_pool1d(x, 2, 2, "VALID", data_format="NCW")
+    with pytest.raises(ValueError, match="Conv1D: padding must be 'valid' or 'same' or "
+                                         "'causal'"):
+        layers.Conv1D(2, 3, padding="full")
+    with pytest.raises(ValueError, match="Conv1D: kernel_size must be a positive int"):
+        layers.Conv1D(2, (3, 3))
+    with pytest.raises(ValueError, match="needs inputs \\(batch, steps, channels\\)"):
+        layers.Conv1D(2, 3)(fw.zeros((1, 6, 6, 2)))
+
+
 def _train(compiled):
     fw.random.set_seed(5)
     rng = np.random.default_rng(6)
@@ -232,5 +293,36 @@ def _gan(compiled):
 def test_the_dcgan_tutorials_step_runs_eagerly_and_compiled_with_the_same_numbers():
     eager, compiled = _gan(False), _gan(True)
     assert eager[0] == compiled[0] and all(np.isfinite(eager[0]).ravel())
+    for a, b in zip(eager[1], compiled[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def _text_cnn(compiled):
+    """A sequence classifier as TF2's text tutorials build it: Embedding, Conv1D, pools."""
+    fw.random.set_seed(3)
+    rng = np.random.default_rng(4)
+    tokens = fw.constant(rng.integers(0, 20, (12, 10)).astype(np.int32))
+    y = fw.constant((tokens.numpy()[:, :3] < 10).sum(axis=1) % 2)
+    model = layers.Sequential([layers.Embedding(20, 4), layers.Conv1D(6, 3, activation="relu"),
+                               layers.MaxPooling1D(), layers.Conv1D(4, 2, padding="causal"),
+                               layers.GlobalMaxPooling1D(), layers.Dense(2)])
+    opt = Adam(0.03)
+
+    def step():
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_mean(fw.losses.sparse_categorical_crossentropy(
+                y, model(tokens), from_logits=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    run = fw.function(step) if compiled else step
+    return [float(run()) for _ in range(30)], [v.numpy() for v in model.variables]
+
+
+def test_a_text_cnn_learns_and_fw_function_gives_eagers_numbers():
+    eager, compiled = _text_cnn(False), _text_cnn(True)
+    assert eager[0][-1] < 0.5 * eager[0][0]
+    assert eager[0] == compiled[0]
     for a, b in zip(eager[1], compiled[1]):
         np.testing.assert_array_equal(a, b)

@@ -1,5 +1,7 @@
-"""Two-dimensional convolution and pooling, TensorFlow's ``tf.nn.conv2d``, ``max_pool2d`` and
-``avg_pool2d`` (NHWC), composed of the framework's own differentiable ops.
+"""Convolution and pooling, TensorFlow's ``tf.nn.conv2d``, ``max_pool2d`` and ``avg_pool2d``
+(NHWC), composed of the framework's own differentiable ops, and their one-dimensional forms
+(``conv1d``, ``max_pool1d``, ``avg_pool1d`` on NWC), which TensorFlow too computes as the
+two-dimensional ones on an image one row high.
 
 Each window of the (padded) input is gathered into a patch (``_windows``: one integer-array
 index for a whole batch); a convolution is then one matrix product of the patches with the
@@ -22,9 +24,10 @@ from ..tensor import convert_to_tensor
 from .array import pad
 from .linalg import matmul
 from .reduce import reduce_max, reduce_sum
-from .shape import reshape
+from .shape import expand_dims, reshape, squeeze
 
-__all__ = ["avg_pool", "avg_pool2d", "conv2d", "conv2d_transpose", "max_pool", "max_pool2d"]
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose",
+           "max_pool", "max_pool1d", "max_pool2d"]
 
 
 def _pair(value, what, op):
@@ -216,11 +219,68 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     return total / counts
 
 
-def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    """``tf.nn.max_pool`` on a 4-D input (the 2-D pool)."""
-    return max_pool2d(input, ksize, strides, padding, data_format)
+def _single(value, what, op):
+    """An int, a 1-entry list, or TensorFlow's 3-entry NWC form (1, w, 1), as an int."""
+    values = [int(v) for v in np.atleast_1d(np.asarray(value))]
+    if len(values) == 3 and values[0] == values[2] == 1:
+        values = values[1:2]
+    if len(values) != 1 or values[0] < 1:
+        raise ValueError(f"{op}: {what} must be a positive int, [w] or [1, w, 1], got {value!r}")
+    return values[0]
 
 
-def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    """``tf.nn.avg_pool`` on a 4-D input (the 2-D pool)."""
-    return avg_pool2d(input, ksize, strides, padding, data_format)
+def _one_row(op, x, data_format):
+    """An NWC input as an NHWC image one row high."""
+    if data_format != "NWC":
+        raise ValueError(f"{op}: only data_format='NWC' is supported, got {data_format!r}")
+    x = convert_to_tensor(x)
+    if x.ndim != 3:
+        raise ValueError(f"{op}: input must be 3-D (batch, width, channels), got shape "
+                         f"{x.shape}")
+    return expand_dims(x, 1)
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
+           name=None):
+    """``tf.nn.conv1d``: ``filters`` of shape (kw, in_channels, out_channels) slid over
+    ``input`` (batch, width, channels) with ``stride`` and ``dilations``; ``padding`` "SAME"
+    or "VALID" (as TensorFlow's, which takes no explicit padding here)."""
+    image = _one_row("conv1d", input, data_format)
+    w = convert_to_tensor(filters)
+    if w.ndim != 3:
+        raise ValueError(f"conv1d: filters must be 3-D (width, in, out), got shape {w.shape}")
+    if not isinstance(padding, str):
+        raise ValueError(f"conv1d: padding must be 'SAME' or 'VALID', got {padding!r}")
+    out = conv2d(image, expand_dims(w, 0), (1, _single(stride, "stride", "conv1d")), padding,
+                 dilations=(1, _single(1 if dilations is None else dilations, "dilations",
+                                       "conv1d")))
+    return squeeze(out, 1)
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """``tf.nn.max_pool1d``: the maximum of each window of the width axis."""
+    image = _one_row("max_pool1d", input, data_format)
+    return squeeze(max_pool2d(image, (1, _single(ksize, "ksize", "max_pool1d")),
+                              (1, _single(strides, "strides", "max_pool1d")), padding), 1)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """``tf.nn.avg_pool1d``: the mean of each window of the width axis (with "SAME" padding,
+    over the input's cells it covers)."""
+    image = _one_row("avg_pool1d", input, data_format)
+    return squeeze(avg_pool2d(image, (1, _single(ksize, "ksize", "avg_pool1d")),
+                              (1, _single(strides, "strides", "avg_pool1d")), padding), 1)
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """``tf.nn.max_pool``: the 1-D pool on a 3-D input, else the 2-D pool."""
+    if convert_to_tensor(input).ndim == 3:
+        return max_pool1d(input, ksize, strides, padding, data_format or "NWC")
+    return max_pool2d(input, ksize, strides, padding, data_format or "NHWC")
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """``tf.nn.avg_pool``: the 1-D pool on a 3-D input, else the 2-D pool."""
+    if convert_to_tensor(input).ndim == 3:
+        return avg_pool1d(input, ksize, strides, padding, data_format or "NWC")
+    return avg_pool2d(input, ksize, strides, padding, data_format or "NHWC")

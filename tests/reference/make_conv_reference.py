@@ -1,9 +1,11 @@
 """Record TensorFlow's and Keras's numbers for convolution and pooling into conv_reference.json.
 
-For each case of ``tf.nn.conv2d`` / ``conv2d_transpose`` / ``max_pool2d`` / ``avg_pool2d``: the inputs (drawn here with
+For each case of ``tf.nn.conv2d`` / ``conv2d_transpose`` / ``max_pool2d`` / ``avg_pool2d`` and
+``conv1d`` / ``max_pool1d`` / ``avg_pool1d``: the inputs (drawn here with
 NumPy and stored), the output, and the gradients of ``sum(cotangent * output)`` for the input
 (and the filters); for the Keras layers ``Conv2D``, ``Conv2DTranspose``, ``MaxPooling2D``,
-``AveragePooling2D``, ``GlobalAveragePooling2D`` and ``GlobalMaxPooling2D``: the output for stored weights, the output
+``AveragePooling2D``, ``GlobalAveragePooling2D``, ``GlobalMaxPooling2D`` and their 1-D forms
+(``Conv1D`` with causal padding too): the output for stored weights, the output
 shape and ``get_config()``. ``tests/test_convolution.py`` replays them without TensorFlow.
 Run with TensorFlow 2.21 and Keras 3 (``/work/tfenv/bin/python``):
 
@@ -37,6 +39,16 @@ POOL = [  # (input shape, ksize, strides, padding)
     ((1, 5, 8, 1), (2, 3), (1, 2), "SAME"),
     ((2, 6, 6, 2), 3, 1, "VALID"),
 ]
+CONV1D = [  # (input shape, filter shape, stride, padding, dilations)
+    ((2, 9, 3), (3, 3, 4), 1, "VALID", 1),
+    ((2, 9, 3), (3, 3, 4), 2, "SAME", 1),
+    ((1, 10, 2), (2, 2, 3), 1, "SAME", 3),
+    ((2, 6, 2), (3, 2, 2), 3, "VALID", 1),
+]
+POOL1D = [  # (input shape, ksize, strides, padding)
+    ((2, 9, 3), 2, 2, "VALID"),
+    ((2, 8, 2), 3, 2, "SAME"),
+]
 LAYERS = [  # (class name, constructor arguments, input shape)
     ("Conv2D", {"filters": 3, "kernel_size": 3, "activation": "relu"}, (2, 7, 6, 2)),
     ("Conv2D", {"filters": 2, "kernel_size": (2, 3), "strides": 2, "padding": "same"},
@@ -55,6 +67,14 @@ LAYERS = [  # (class name, constructor arguments, input shape)
                          "output_padding": 0, "use_bias": False}, (1, 4, 4, 3)),
     ("Conv2DTranspose", {"filters": 2, "kernel_size": 3, "strides": 3, "padding": "valid",
                          "output_padding": (1, 2)}, (1, 3, 3, 1)),
+    ("Conv1D", {"filters": 3, "kernel_size": 3, "activation": "relu"}, (2, 9, 2)),
+    ("Conv1D", {"filters": 2, "kernel_size": 3, "strides": 2, "padding": "same"}, (2, 9, 2)),
+    ("Conv1D", {"filters": 2, "kernel_size": 2, "padding": "causal", "dilation_rate": 2,
+                "use_bias": False}, (1, 8, 3)),
+    ("MaxPooling1D", {}, (2, 9, 2)),
+    ("AveragePooling1D", {"pool_size": 3, "strides": 2, "padding": "same"}, (2, 8, 2)),
+    ("GlobalAveragePooling1D", {}, (2, 5, 3)),
+    ("GlobalMaxPooling1D", {"keepdims": True}, (2, 5, 3)),
 ]
 
 
@@ -95,6 +115,32 @@ def op_cases(rng):
                       "grad_x": listed(gx), "grad_filters": listed(gw)})
     for op in ("max_pool2d", "avg_pool2d"):
         for shape, ksize, strides, padding in POOL:
+            x = rng.standard_normal(shape).astype(np.float32)
+            tx = tf.constant(x)
+            with tf.GradientTape() as tape:
+                tape.watch(tx)
+                out = getattr(tf.nn, op)(tx, ksize, strides, padding)
+                cotangent = rng.standard_normal(out.shape).astype(np.float32)
+                total = tf.reduce_sum(out * cotangent)
+            cases.append({"op": op, "x": listed(x), "ksize": ksize, "strides": strides,
+                          "padding": padding, "out": listed(out), "cotangent": listed(cotangent),
+                          "grad_x": listed(tape.gradient(total, tx))})
+    for shape, fshape, stride, padding, dilations in CONV1D:
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal(fshape).astype(np.float32)
+        tx, tw = tf.constant(x), tf.constant(w)
+        with tf.GradientTape() as tape:
+            tape.watch([tx, tw])
+            out = tf.nn.conv1d(tx, tw, stride, padding, dilations=dilations)
+            cotangent = rng.standard_normal(out.shape).astype(np.float32)
+            total = tf.reduce_sum(out * cotangent)
+        gx, gw = tape.gradient(total, [tx, tw])
+        cases.append({"op": "conv1d", "x": listed(x), "filters": listed(w), "strides": stride,
+                      "padding": padding, "dilations": dilations, "out": listed(out),
+                      "cotangent": listed(cotangent), "grad_x": listed(gx),
+                      "grad_filters": listed(gw)})
+    for op in ("max_pool1d", "avg_pool1d"):
+        for shape, ksize, strides, padding in POOL1D:
             x = rng.standard_normal(shape).astype(np.float32)
             tx = tf.constant(x)
             with tf.GradientTape() as tape:

@@ -15,18 +15,12 @@ from .base import LAYERS, Layer
 from .core import KernelLayer
 
 
-def _pair(value, what, layer):
-    values = (value, value) if isinstance(value, int) else tuple(value)
-    if len(values) != 2 or not all(isinstance(v, int) and v > 0 for v in values):
-        raise ValueError(f"{layer}: {what} must be a positive int or a pair of them, got "
+def _sizes(value, rank, what, layer):
+    """An int, or ``rank`` of them, as a ``rank``-tuple of positive ints."""
+    values = (value,) * rank if isinstance(value, int) else tuple(value)
+    if len(values) != rank or not all(isinstance(v, int) and v > 0 for v in values):
+        raise ValueError(f"{layer}: {what} must be a positive int or {rank} of them, got "
                          f"{value!r}")
-    return values
-
-
-def _single(value, what, layer):
-    values = (value,) if isinstance(value, int) else tuple(value)
-    if len(values) != 1 or not all(isinstance(v, int) and v > 0 for v in values):
-        raise ValueError(f"{layer}: {what} must be a positive int or a 1-tuple, got {value!r}")
     return values
 
 
@@ -40,7 +34,7 @@ def _padding(padding, layer, modes=("valid", "same")):
 
 def _check_format(data_format, layer):
     if data_format not in (None, "channels_last"):
-        raise ValueError(f"{layer}: only data_format='channels_last' (NHWC) is supported, got "
+        raise ValueError(f"{layer}: only data_format='channels_last' is supported, got "
                          f"{data_format!r}")
 
 
@@ -52,52 +46,83 @@ def _out_size(size, window, stride, padding, dilation=1):
     return (size - (window - 1) * dilation - 1) // stride + 1
 
 
-@LAYERS.register
-class Conv2D(KernelLayer):
-    """``activation(conv2d(inputs, kernel) + bias)`` with ``filters`` output channels."""
+class _Conv(KernelLayer):
+    """``activation(conv(inputs, kernel) + bias)`` with ``filters`` output channels, over
+    ``rank`` spatial axes between the batch and the channels."""
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
+    rank = None  # 1 or 2
+    _conv = None  # fw.nn.conv1d or fw.nn.conv2d
+    _paddings = ("valid", "same")
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, **kwargs):
         super().__init__(activation, use_bias, kernel_initializer, bias_initializer,
                          kernel_regularizer, bias_regularizer, **kwargs)
+        name, rank = type(self).__name__, self.rank
         if isinstance(filters, bool) or int(filters) != filters or filters <= 0:
-            raise ValueError(f"Conv2D: filters must be a positive integer, got {filters!r}")
+            raise ValueError(f"{name}: filters must be a positive integer, got {filters!r}")
         if groups != 1:
-            raise ValueError(f"Conv2D: only groups=1 is supported, got {groups!r}")
-        _check_format(data_format, "Conv2D")
+            raise ValueError(f"{name}: only groups=1 is supported, got {groups!r}")
+        _check_format(data_format, name)
         self.filters = int(filters)
-        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2D")
-        self.strides = _pair(strides, "strides", "Conv2D")
-        self.dilation_rate = _pair(dilation_rate, "dilation_rate", "Conv2D")
-        if self.strides != (1, 1) and self.dilation_rate != (1, 1):
-            raise ValueError("Conv2D: strides and dilation_rate cannot both exceed 1")
-        self.padding = _padding(padding, "Conv2D")
+        self.kernel_size = _sizes(kernel_size, rank, "kernel_size", name)
+        self.strides = _sizes(strides, rank, "strides", name)
+        self.dilation_rate = _sizes(dilation_rate, rank, "dilation_rate", name)
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError(f"{name}: strides and dilation_rate cannot both exceed 1")
+        self.padding = _padding(padding, name, self._paddings)
 
     def build(self, input_shape):
-        if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(f"Conv2D '{self.name}' needs inputs (batch, height, width, "
-                             f"channels) with known channels, got input shape {input_shape}")
+        self._check_input(input_shape)
         self._add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
 
+    def _check_input(self, input_shape):
+        if len(input_shape) != self.rank + 2 or input_shape[-1] is None:
+            axes = "steps" if self.rank == 1 else "height, width"
+            raise ValueError(f"{type(self).__name__} '{self.name}' needs inputs (batch, {axes}, "
+                             f"channels) with known channels, got input shape {input_shape}")
+
     def call(self, inputs):
-        outputs = fw.nn.conv2d(inputs, self.kernel, self.strides, self.padding.upper(),
-                               dilations=self.dilation_rate)
+        padding = self.padding.upper()
+        if padding == "CAUSAL":  # every step's window ends at that step, as Keras pads it
+            left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
+            inputs, padding = fw.pad(inputs, [[0, 0], [left, 0], [0, 0]]), "VALID"
+        outputs = self._convolve(inputs, padding)
         if self.bias is not None:
             outputs = fw.nn.bias_add(outputs, self.bias)
         return outputs if self.activation is activations.linear else self.activation(outputs)
 
+    def _convolve(self, inputs, padding):
+        return type(self)._conv(inputs, self.kernel, self.strides, padding,
+                                dilations=self.dilation_rate)
+
     def compute_output_shape(self, input_shape):
-        batch, height, width, _ = input_shape
+        batch, *sizes, _ = input_shape
         return (batch, *(_out_size(n, k, s, self.padding, d) for n, k, s, d in zip(
-            (height, width), self.kernel_size, self.strides, self.dilation_rate)), self.filters)
+            sizes, self.kernel_size, self.strides, self.dilation_rate)), self.filters)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": "channels_last",
                 "dilation_rate": self.dilation_rate, "groups": 1}
+
+
+@LAYERS.register
+class Conv1D(_Conv):
+    """The convolution over (batch, steps, channels) sequences; ``padding="causal"`` pads the
+    left only, so no output sees a later step."""
+
+    rank, _conv, _paddings = 1, fw.nn.conv1d, ("valid", "same", "causal")
+
+
+@LAYERS.register
+class Conv2D(_Conv):
+    """The convolution over (batch, height, width, channels) images."""
+
+    rank, _conv = 2, fw.nn.conv2d
 
 
 def _transposed_size(size, kernel, stride, padding, output_padding, dilation):
@@ -135,19 +160,13 @@ class Conv2DTranspose(Conv2D):
             self.output_padding = pads
 
     def build(self, input_shape):
-        if len(input_shape) != 4 or input_shape[-1] is None:
-            raise ValueError(f"Conv2DTranspose '{self.name}' needs inputs (batch, height, "
-                             f"width, channels) with known channels, got {input_shape}")
+        self._check_input(input_shape)
         self._add_kernel_and_bias(self.kernel_size + (self.filters, input_shape[-1]),
                                   outputs=self.filters)
 
-    def call(self, inputs):
-        shape = self.compute_output_shape(inputs.shape)
-        outputs = fw.nn.conv2d_transpose(inputs, self.kernel, shape, self.strides,
-                                         self.padding.upper(), dilations=self.dilation_rate)
-        if self.bias is not None:
-            outputs = fw.nn.bias_add(outputs, self.bias)
-        return outputs if self.activation is activations.linear else self.activation(outputs)
+    def _convolve(self, inputs, padding):
+        return fw.nn.conv2d_transpose(inputs, self.kernel, self.compute_output_shape(
+            inputs.shape), self.strides, padding, dilations=self.dilation_rate)
 
     def compute_output_shape(self, input_shape):
         batch, height, width, _ = input_shape
@@ -162,27 +181,29 @@ class Conv2DTranspose(Conv2D):
         return {**config, "output_padding": self.output_padding}
 
 
-class _Pooling2D(Layer):
-    """A pool over ``pool_size`` windows moved by ``strides`` (default: the pool size)."""
+class _Pooling(Layer):
+    """A pool over ``pool_size`` windows moved by ``strides`` (default: the pool size), over
+    ``rank`` spatial axes."""
 
-    _pool = None  # fw.nn.max_pool2d or fw.nn.avg_pool2d
+    rank = None
+    _pool = None  # fw.nn.max_pool1d, avg_pool1d, max_pool2d or avg_pool2d
 
-    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
-                 **kwargs):
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
         _check_format(data_format, name)
-        self.pool_size = _pair(pool_size, "pool_size", name)
-        self.strides = self.pool_size if strides is None else _pair(strides, "strides", name)
+        self.pool_size = _sizes(pool_size, self.rank, "pool_size", name)
+        self.strides = self.pool_size if strides is None else _sizes(strides, self.rank,
+                                                                     "strides", name)
         self.padding = _padding(padding, name)
 
     def call(self, inputs):
         return type(self)._pool(inputs, self.pool_size, self.strides, self.padding.upper())
 
     def compute_output_shape(self, input_shape):
-        batch, height, width, channels = input_shape
+        batch, *sizes, channels = input_shape
         return (batch, *(_out_size(n, k, s, self.padding) for n, k, s in zip(
-            (height, width), self.pool_size, self.strides)), channels)
+            sizes, self.pool_size, self.strides)), channels)
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
@@ -190,22 +211,37 @@ class _Pooling2D(Layer):
 
 
 @LAYERS.register
-class MaxPooling2D(_Pooling2D):
-    """The maximum of each window."""
+class MaxPooling1D(_Pooling):
+    """The maximum of each window of steps."""
 
-    _pool = fw.nn.max_pool2d
+    rank, _pool = 1, fw.nn.max_pool1d
 
 
 @LAYERS.register
-class AveragePooling2D(_Pooling2D):
+class AveragePooling1D(_Pooling):
+    """The mean of each window of steps (with "same" padding, over the steps inside)."""
+
+    rank, _pool = 1, fw.nn.avg_pool1d
+
+
+@LAYERS.register
+class MaxPooling2D(_Pooling):
+    """The maximum of each window."""
+
+    rank, _pool = 2, fw.nn.max_pool2d
+
+
+@LAYERS.register
+class AveragePooling2D(_Pooling):
     """The mean of each window (with "same" padding, over the cells inside the input)."""
 
-    _pool = fw.nn.avg_pool2d
+    rank, _pool = 2, fw.nn.avg_pool2d
 
 
-class _GlobalPooling2D(Layer):
-    """A reduction over the height and width axes (kept as 1s with ``keepdims``)."""
+class _GlobalPooling(Layer):
+    """A reduction over the ``rank`` spatial axes (kept as 1s with ``keepdims``)."""
 
+    rank = None
     _reduce = None  # fw.reduce_mean or fw.reduce_max
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
@@ -214,11 +250,12 @@ class _GlobalPooling2D(Layer):
         self.keepdims = bool(keepdims)
 
     def call(self, inputs):
-        return type(self)._reduce(inputs, axis=(1, 2), keepdims=self.keepdims)
+        return type(self)._reduce(inputs, axis=tuple(range(1, self.rank + 1)),
+                                  keepdims=self.keepdims)
 
     def compute_output_shape(self, input_shape):
-        batch, _, _, channels = input_shape
-        return (batch, 1, 1, channels) if self.keepdims else (batch, channels)
+        batch, channels = input_shape[0], input_shape[-1]
+        return (batch, *(1,) * self.rank, channels) if self.keepdims else (batch, channels)
 
     def get_config(self):
         return {**super().get_config(), "data_format": "channels_last",
@@ -226,125 +263,20 @@ class _GlobalPooling2D(Layer):
 
 
 @LAYERS.register
-class GlobalAveragePooling2D(_GlobalPooling2D):
-    _reduce = fw.reduce_mean
+class GlobalAveragePooling1D(_GlobalPooling):
+    rank, _reduce = 1, fw.reduce_mean
 
 
 @LAYERS.register
-class GlobalMaxPooling2D(_GlobalPooling2D):
-    _reduce = fw.reduce_max
+class GlobalMaxPooling1D(_GlobalPooling):
+    rank, _reduce = 1, fw.reduce_max
 
 
 @LAYERS.register
-class Conv1D(KernelLayer):
-    """``activation(conv1d(inputs, kernel) + bias)`` over (batch, steps, channels) inputs."""
-
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
-                 dilation_rate=1, groups=1, activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, **kwargs):
-        super().__init__(activation, use_bias, kernel_initializer, bias_initializer,
-                         kernel_regularizer, bias_regularizer, **kwargs)
-        if isinstance(filters, bool) or int(filters) != filters or filters <= 0:
-            raise ValueError(f"Conv1D: filters must be a positive integer, got {filters!r}")
-        if groups != 1:
-            raise ValueError(f"Conv1D: only groups=1 is supported, got {groups!r}")
-        _check_format(data_format, "Conv1D")
-        self.filters = int(filters)
-        self.kernel_size = _single(kernel_size, "kernel_size", "Conv1D")
-        self.strides = _single(strides, "strides", "Conv1D")
-        self.dilation_rate = _single(dilation_rate, "dilation_rate", "Conv1D")
-        if self.strides != (1,) and self.dilation_rate != (1,):
-            raise ValueError("Conv1D: strides and dilation_rate cannot both exceed 1")
-        self.padding = _padding(padding, "Conv1D", ("valid", "same", "causal"))
-
-    def build(self, input_shape):
-        if len(input_shape) != 3 or input_shape[-1] is None:
-            raise ValueError(f"Conv1D '{self.name}' needs inputs (batch, steps, channels) with "
-                             f"known channels, got input shape {input_shape}")
-        self._add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
-
-    def call(self, inputs):
-        padding = self.padding.upper()
-        if padding == "CAUSAL":  # every step's window ends at that step, as Keras pads it
-            left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
-            inputs, padding = fw.pad(inputs, [[0, 0], [left, 0], [0, 0]]), "VALID"
-        outputs = fw.nn.conv1d(inputs, self.kernel, self.strides[0], padding,
-                               dilations=self.dilation_rate[0])
-        if self.bias is not None:
-            outputs = fw.nn.bias_add(outputs, self.bias)
-        return outputs if self.activation is activations.linear else self.activation(outputs)
-
-    def compute_output_shape(self, input_shape):
-        batch, steps, _ = input_shape
-        return (batch, _out_size(steps, self.kernel_size[0], self.strides[0], self.padding,
-                                 self.dilation_rate[0]), self.filters)
-
-    def get_config(self):
-        return {**super().get_config(), "filters": self.filters,
-                "kernel_size": self.kernel_size, "strides": self.strides,
-                "padding": self.padding, "data_format": "channels_last",
-                "dilation_rate": self.dilation_rate, "groups": 1}
-
-
-class _Pooling1D(Layer):
-    """A pool over windows of ``pool_size`` steps moved by ``strides`` (default: the pool
-    size)."""
-
-    _pool = None  # fw.nn.max_pool1d or fw.nn.avg_pool1d
-
-    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        name = type(self).__name__
-        _check_format(data_format, name)
-        self.pool_size = _single(pool_size, "pool_size", name)
-        self.strides = self.pool_size if strides is None else _single(strides, "strides", name)
-        self.padding = _padding(padding, name)
-
-    def call(self, inputs):
-        return type(self)._pool(inputs, self.pool_size[0], self.strides[0],
-                                self.padding.upper())
-
-    def compute_output_shape(self, input_shape):
-        batch, steps, channels = input_shape
-        return (batch, _out_size(steps, self.pool_size[0], self.strides[0], self.padding),
-                channels)
-
-    def get_config(self):
-        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding, "data_format": "channels_last"}
+class GlobalAveragePooling2D(_GlobalPooling):
+    rank, _reduce = 2, fw.reduce_mean
 
 
 @LAYERS.register
-class MaxPooling1D(_Pooling1D):
-    """The maximum of each window."""
-
-    _pool = fw.nn.max_pool1d
-
-
-@LAYERS.register
-class AveragePooling1D(_Pooling1D):
-    """The mean of each window (with "same" padding, over the steps inside the input)."""
-
-    _pool = fw.nn.avg_pool1d
-
-
-class _GlobalPooling1D(_GlobalPooling2D):
-    """A reduction over the steps axis (kept as 1 with ``keepdims``)."""
-
-    def call(self, inputs):
-        return type(self)._reduce(inputs, axis=1, keepdims=self.keepdims)
-
-    def compute_output_shape(self, input_shape):
-        batch, _, channels = input_shape
-        return (batch, 1, channels) if self.keepdims else (batch, channels)
-
-
-@LAYERS.register
-class GlobalAveragePooling1D(_GlobalPooling1D):
-    _reduce = fw.reduce_mean
-
-
-@LAYERS.register
-class GlobalMaxPooling1D(_GlobalPooling1D):
-    _reduce = fw.reduce_max
+class GlobalMaxPooling2D(_GlobalPooling):
+    rank, _reduce = 2, fw.reduce_max

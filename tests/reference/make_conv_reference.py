@@ -82,75 +82,50 @@ def listed(array):
     return np.asarray(array).tolist()
 
 
+def recorded(rng, op, fn, x, w=None, **fields):
+    """A case of ``op``: its inputs, ``fields``, the output of ``fn`` on them, a cotangent drawn
+    for it and the gradients of ``sum(cotangent * output)``."""
+    tensors = [tf.constant(x)] + ([] if w is None else [tf.constant(w)])
+    with tf.GradientTape() as tape:
+        tape.watch(tensors)
+        out = fn(*tensors)
+        cotangent = rng.standard_normal(out.shape).astype(np.float32)
+        total = tf.reduce_sum(out * cotangent)
+    grads = tape.gradient(total, tensors)
+    case = {"op": op, "x": listed(x), **fields, "out": listed(out),
+            "cotangent": listed(cotangent), "grad_x": listed(grads[0])}
+    if w is not None:
+        case.update(filters=listed(w), grad_filters=listed(grads[1]))
+    return case
+
+
 def op_cases(rng):
     cases = []
+    draw = lambda shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
     for shape, fshape, strides, padding, dilations in CONV:
-        x = rng.standard_normal(shape).astype(np.float32)
-        w = rng.standard_normal(fshape).astype(np.float32)
-        tx, tw = tf.constant(x), tf.constant(w)
-        with tf.GradientTape() as tape:
-            tape.watch([tx, tw])
-            out = tf.nn.conv2d(tx, tw, strides, padding, dilations=dilations)
-            cotangent = rng.standard_normal(out.shape).astype(np.float32)
-            total = tf.reduce_sum(out * cotangent)
-        gx, gw = tape.gradient(total, [tx, tw])
-        cases.append({"op": "conv2d", "x": listed(x), "filters": listed(w), "strides": strides,
-                      "padding": padding, "dilations": dilations, "out": listed(out),
-                      "cotangent": listed(cotangent), "grad_x": listed(gx),
-                      "grad_filters": listed(gw)})
+        cases.append(recorded(
+            rng, "conv2d", lambda x, w: tf.nn.conv2d(x, w, strides, padding, dilations=dilations),
+            draw(shape), draw(fshape), strides=strides, padding=padding, dilations=dilations))
     for shape, fshape, out_shape, strides, padding, dilations in TRANSPOSE:
-        x = rng.standard_normal(shape).astype(np.float32)
-        w = rng.standard_normal(fshape).astype(np.float32)
-        tx, tw = tf.constant(x), tf.constant(w)
-        with tf.GradientTape() as tape:
-            tape.watch([tx, tw])
-            out = tf.nn.conv2d_transpose(tx, tw, out_shape, strides, padding,
-                                         dilations=dilations)
-            cotangent = rng.standard_normal(out.shape).astype(np.float32)
-            total = tf.reduce_sum(out * cotangent)
-        gx, gw = tape.gradient(total, [tx, tw])
-        cases.append({"op": "conv2d_transpose", "x": listed(x), "filters": listed(w),
-                      "output_shape": list(out_shape), "strides": strides, "padding": padding,
-                      "dilations": dilations, "out": listed(out), "cotangent": listed(cotangent),
-                      "grad_x": listed(gx), "grad_filters": listed(gw)})
+        cases.append(recorded(
+            rng, "conv2d_transpose", lambda x, w: tf.nn.conv2d_transpose(
+                x, w, out_shape, strides, padding, dilations=dilations),
+            draw(shape), draw(fshape), output_shape=list(out_shape), strides=strides,
+            padding=padding, dilations=dilations))
     for op in ("max_pool2d", "avg_pool2d"):
         for shape, ksize, strides, padding in POOL:
-            x = rng.standard_normal(shape).astype(np.float32)
-            tx = tf.constant(x)
-            with tf.GradientTape() as tape:
-                tape.watch(tx)
-                out = getattr(tf.nn, op)(tx, ksize, strides, padding)
-                cotangent = rng.standard_normal(out.shape).astype(np.float32)
-                total = tf.reduce_sum(out * cotangent)
-            cases.append({"op": op, "x": listed(x), "ksize": ksize, "strides": strides,
-                          "padding": padding, "out": listed(out), "cotangent": listed(cotangent),
-                          "grad_x": listed(tape.gradient(total, tx))})
+            cases.append(recorded(
+                rng, op, lambda x: getattr(tf.nn, op)(x, ksize, strides, padding), draw(shape),
+                ksize=ksize, strides=strides, padding=padding))
     for shape, fshape, stride, padding, dilations in CONV1D:
-        x = rng.standard_normal(shape).astype(np.float32)
-        w = rng.standard_normal(fshape).astype(np.float32)
-        tx, tw = tf.constant(x), tf.constant(w)
-        with tf.GradientTape() as tape:
-            tape.watch([tx, tw])
-            out = tf.nn.conv1d(tx, tw, stride, padding, dilations=dilations)
-            cotangent = rng.standard_normal(out.shape).astype(np.float32)
-            total = tf.reduce_sum(out * cotangent)
-        gx, gw = tape.gradient(total, [tx, tw])
-        cases.append({"op": "conv1d", "x": listed(x), "filters": listed(w), "strides": stride,
-                      "padding": padding, "dilations": dilations, "out": listed(out),
-                      "cotangent": listed(cotangent), "grad_x": listed(gx),
-                      "grad_filters": listed(gw)})
+        cases.append(recorded(
+            rng, "conv1d", lambda x, w: tf.nn.conv1d(x, w, stride, padding, dilations=dilations),
+            draw(shape), draw(fshape), strides=stride, padding=padding, dilations=dilations))
     for op in ("max_pool1d", "avg_pool1d"):
         for shape, ksize, strides, padding in POOL1D:
-            x = rng.standard_normal(shape).astype(np.float32)
-            tx = tf.constant(x)
-            with tf.GradientTape() as tape:
-                tape.watch(tx)
-                out = getattr(tf.nn, op)(tx, ksize, strides, padding)
-                cotangent = rng.standard_normal(out.shape).astype(np.float32)
-                total = tf.reduce_sum(out * cotangent)
-            cases.append({"op": op, "x": listed(x), "ksize": ksize, "strides": strides,
-                          "padding": padding, "out": listed(out), "cotangent": listed(cotangent),
-                          "grad_x": listed(tape.gradient(total, tx))})
+            cases.append(recorded(
+                rng, op, lambda x: getattr(tf.nn, op)(x, ksize, strides, padding), draw(shape),
+                ksize=ksize, strides=strides, padding=padding))
     return cases
 
 

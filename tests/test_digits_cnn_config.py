@@ -1,6 +1,6 @@
 """configs/digits_cnn.toml through the runner: Keras's image layers by their registered names
-(reshape, conv2d, max_pooling2d), with no edit under training/, learn digits; the Reshape layer
-as Keras's."""
+(reshape, conv2d, max_pooling2d; and conv1d with the 1-D pools on rows as sequences), with no
+edit under training/, learn digits; the Reshape layer as Keras's."""
 import json
 import pathlib
 

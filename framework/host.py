@@ -19,9 +19,9 @@ import math
 import numpy as np
 
 __all__ = ["FEW_CLASSES", "bias_add_array_vjp", "bias_add_relu", "bias_add_relu_array_vjp",
-           "column_sums", "dense",
-           "dense_array_vjp", "label_positions", "matmul", "relu", "relu_grad", "row_sums", "softmax",
-           "softmax_array_vjp", "sparse_xent", "sparse_xent_array_vjp", "sum_batch"]
+           "column_sums", "dense", "dense_array_vjp", "label_positions", "matmul", "relu",
+           "relu_grad", "row_sums", "softmax", "softmax_array_vjp", "sparse_xent",
+           "sparse_xent_array_vjp", "sum_batch"]
 
 # Up to this many classes a batch's cross-entropy is worked out classes first (see sparse_xent).
 FEW_CLASSES = 32
@@ -39,8 +39,8 @@ def _keep(key, array):
 
 
 def matmul(a, b):
-    """``a @ b``, two NumPy matrices' through ``ndarray.dot`` (see above); any other arrays,
-    CuPy's among them, as they are."""
+    """``a @ b``: for two NumPy matrices through ``ndarray.dot`` (see above), for any other
+    arrays (CuPy's among them) as it is."""
     if a.__class__ is np.ndarray and a.ndim == 2 and b.ndim == 2:
         return a.dot(b)
     return a @ b

@@ -30,16 +30,18 @@ __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_t
            "max_pool", "max_pool1d", "max_pool2d"]
 
 
-def _pair(value, what, op):
-    """An int, a pair, or TensorFlow's 4-entry NHWC form (1, h, w, 1), as (h, w)."""
+def _sizes(value, rank, what, op):
+    """An int, ``rank`` ints, or TensorFlow's form with a 1 for the batch and the channels
+    around them ([1, h, w, 1], [1, w, 1]), as a ``rank``-tuple of positive ints."""
     values = [int(v) for v in np.atleast_1d(np.asarray(value))]
-    if len(values) == 1:
-        return values[0], values[0]
-    if len(values) == 2:
-        return tuple(values)
-    if len(values) == 4 and values[0] == values[3] == 1:
-        return values[1], values[2]
-    raise ValueError(f"{op}: {what} must be an int, a pair or [1, h, w, 1], got {value!r}")
+    if len(values) == rank + 2 and values[0] == values[-1] == 1:
+        values = values[1:-1]
+    elif len(values) == 1:
+        values *= rank
+    if len(values) != rank or min(values) < 1:
+        form = "a pair or [1, h, w, 1]" if rank == 2 else "[w] or [1, w, 1]"
+        raise ValueError(f"{op}: {what} must be a positive int, {form}, got {value!r}")
+    return tuple(values)
 
 
 def _paddings(padding, size, window, stride, op):
@@ -143,8 +145,8 @@ def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # no
     if x.ndim == 4 and x.shape[3] != w.shape[2]:
         raise ValueError(f"conv2d: input of shape {x.shape} has {x.shape[3]} channels but the "
                          f"filters of shape {w.shape} expect {w.shape[2]}")
-    stride = _pair(strides, "strides", "conv2d")
-    dilation = _pair(1 if dilations is None else dilations, "dilations", "conv2d")
+    stride = _sizes(strides, 2, "strides", "conv2d")
+    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", "conv2d")
     if stride != (1, 1) and dilation != (1, 1):
         raise ValueError("conv2d: strides and dilations cannot both exceed 1 (TensorFlow's rule)")
     patches, _, (out_h, out_w) = _patches("conv2d", x, w.shape[:2], stride, dilation, padding, 0)
@@ -170,8 +172,8 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
     if len(shape) != 4 or shape[0] != x.shape[0] or shape[3] != w.shape[2]:
         raise ValueError(f"conv2d_transpose: output_shape {shape} needs the input's batch "
                          f"{x.shape[0]} and the filters' {w.shape[2]} output channels")
-    stride = _pair(strides, "strides", "conv2d_transpose")
-    dilation = _pair(1 if dilations is None else dilations, "dilations", "conv2d_transpose")
+    stride = _sizes(strides, 2, "strides", "conv2d_transpose")
+    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", "conv2d_transpose")
     window = w.shape[:2]
     extent = tuple((k - 1) * d + 1 for k, d in zip(window, dilation))
     (top, bottom), (left, right) = _paddings(padding, shape[1:3], extent, stride,
@@ -193,7 +195,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
 def _pool_args(op, ksize, strides, data_format):
     if data_format != "NHWC":
         raise ValueError(f"{op}: only data_format='NHWC' is supported, got {data_format!r}")
-    return _pair(ksize, "ksize", op), _pair(strides, "strides", op)
+    return _sizes(ksize, 2, "ksize", op), _sizes(strides, 2, "strides", op)
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
@@ -219,16 +221,6 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     return total / counts
 
 
-def _single(value, what, op):
-    """An int, a 1-entry list, or TensorFlow's 3-entry NWC form (1, w, 1), as an int."""
-    values = [int(v) for v in np.atleast_1d(np.asarray(value))]
-    if len(values) == 3 and values[0] == values[2] == 1:
-        values = values[1:2]
-    if len(values) != 1 or values[0] < 1:
-        raise ValueError(f"{op}: {what} must be a positive int, [w] or [1, w, 1], got {value!r}")
-    return values[0]
-
-
 def _one_row(op, x, data_format):
     """An NWC input as an NHWC image one row high."""
     if data_format != "NWC":
@@ -251,25 +243,30 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  
         raise ValueError(f"conv1d: filters must be 3-D (width, in, out), got shape {w.shape}")
     if not isinstance(padding, str):
         raise ValueError(f"conv1d: padding must be 'SAME' or 'VALID', got {padding!r}")
-    out = conv2d(image, expand_dims(w, 0), (1, _single(stride, "stride", "conv1d")), padding,
-                 dilations=(1, _single(1 if dilations is None else dilations, "dilations",
-                                       "conv1d")))
+    out = conv2d(image, expand_dims(w, 0), (1,) + _sizes(stride, 1, "stride", "conv1d"),
+                 padding, dilations=(1,) + _sizes(1 if dilations is None else dilations, 1,
+                                                   "dilations", "conv1d"))
     return squeeze(out, 1)
+
+
+def _pool_one_row(pool, op, x, ksize, strides, padding, data_format):
+    """The 2-D ``pool`` over an NWC input's width, as TensorFlow's 1-D pools compute it."""
+    image = _one_row(op, x, data_format)
+    return squeeze(pool(image, (1,) + _sizes(ksize, 1, "ksize", op),
+                        (1,) + _sizes(strides, 1, "strides", op), padding), 1)
 
 
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
     """``tf.nn.max_pool1d``: the maximum of each window of the width axis."""
-    image = _one_row("max_pool1d", input, data_format)
-    return squeeze(max_pool2d(image, (1, _single(ksize, "ksize", "max_pool1d")),
-                              (1, _single(strides, "strides", "max_pool1d")), padding), 1)
+    return _pool_one_row(max_pool2d, "max_pool1d", input, ksize, strides, padding,
+                         data_format)
 
 
 def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
     """``tf.nn.avg_pool1d``: the mean of each window of the width axis (with "SAME" padding,
     over the input's cells it covers)."""
-    image = _one_row("avg_pool1d", input, data_format)
-    return squeeze(avg_pool2d(image, (1, _single(ksize, "ksize", "avg_pool1d")),
-                              (1, _single(strides, "strides", "avg_pool1d")), padding), 1)
+    return _pool_one_row(avg_pool2d, "avg_pool1d", input, ksize, strides, padding,
+                         data_format)
 
 
 def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002

@@ -4,11 +4,9 @@ Written with the framework's ops, so clipping is differentiable like the rest. A
 ``IndexedSlices`` is clipped through its values, as TensorFlow does: its norm is the values'
 norm (a repeated row counts once per occurrence, not once summed), and the result stays sparse.
 """
-import math
-
 from .indexed_slices import IndexedSlices
 from .ops import cast, maximum, minimum, reduce_sum, sqrt, where
-from .tensor import Tensor, convert_to_tensor, wrap
+from .tensor import Tensor, convert_to_tensor
 
 
 def _values(t):
@@ -26,7 +24,7 @@ def _number(value, dtype, what):
     value = convert_to_tensor(value) if not isinstance(value, Tensor) else value
     if value.ndim:
         raise ValueError(f"{what} must be a scalar, got shape {value.shape}")
-    return wrap(value._value.astype(dtype)) if value.dtype != dtype else value
+    return cast(value, dtype) if value.dtype != dtype else value
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
@@ -65,9 +63,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         raise TypeError("clip_by_global_norm: t_list must be a list of tensors")
     norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
     clip = _number(clip_norm, norm.dtype, "clip_by_global_norm: clip_norm")
-    scale = clip * minimum(1.0 / norm, 1.0 / clip)
-    if not math.isfinite(float(norm)):
-        scale = scale + (norm - norm)  # NaN, as TensorFlow's clip gives
+    # an infinite or NaN norm gives NaN (norm - norm), as TensorFlow's clip does
+    scale = clip * minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
     clipped = [None if t is None else _like(t, _scaled(_values(t), scale)) for t in t_list]
     return clipped, norm
 

@@ -1,41 +1,55 @@
-"""Creation functions: new tensors on the current backend, TensorFlow's names and defaults."""
+"""Creation functions: new tensors on the current backend, TensorFlow's names and defaults.
+
+What depends only on shapes and Python values is a constant; what depends on a tensor's values
+(``fill``'s value, ``range``'s ends) is an op, so ``fw.function`` reads it on every call. A
+shape given as a tensor is read entry by entry with ``operator.index``, which a trace checks
+on every call.
+"""
+import operator
+
 import numpy as np
 
 from . import backend
 from .dtypes import numpy_dtype, float32, int32
-from .tensor import Tensor, convert_to_tensor, wrap
+from .primitive import define
+from .tensor import Tensor, convert_to_tensor, wrap_constant
 
 
 def _shape(shape):
     if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
+        return tuple(operator.index(shape[i]) for i in range(shape.shape[0])) if shape.ndim \
+            else (operator.index(shape),)
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(int(d) for d in shape)
+    return tuple(operator.index(d) for d in shape)
 
 
 def zeros(shape, dtype=float32, name=None, layout=None):
-    return wrap(backend.xp().zeros(_shape(shape), dtype=numpy_dtype(dtype)))
+    return wrap_constant(backend.xp().zeros(_shape(shape), dtype=numpy_dtype(dtype)))
 
 
 def ones(shape, dtype=float32, name=None, layout=None):
-    return wrap(backend.xp().ones(_shape(shape), dtype=numpy_dtype(dtype)))
+    return wrap_constant(backend.xp().ones(_shape(shape), dtype=numpy_dtype(dtype)))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's name
     x = convert_to_tensor(input)
-    return wrap(backend.array_module(x._value).zeros(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
+    return wrap_constant(backend.array_module(x._value).zeros(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
 
 
 def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return wrap(backend.array_module(x._value).ones(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
+    return wrap_constant(backend.array_module(x._value).ones(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
 
 
 def fill(dims, value, name=None, layout=None):
-    """A tensor of shape ``dims`` filled with ``value`` (its dtype by TensorFlow's rule)."""
+    """A tensor of shape ``dims`` filled with ``value`` (its dtype by TensorFlow's rule);
+    differentiable in ``value``, as TensorFlow's."""
+    from .ops import broadcast_to
     v = convert_to_tensor(value)
-    return wrap(backend.xp().full(_shape(dims), backend.to_host(v._value), dtype=v.dtype))
+    if v.ndim:
+        raise ValueError(f"fill: value must be a scalar, got shape {v.shape}")
+    return broadcast_to(v, _shape(dims)) + v.dtype.type(0)  # (a tensor of its own)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
@@ -45,14 +59,28 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):
                     dtype=numpy_dtype(dtype))
     if batch_shape is not None:
         matrix = xp.broadcast_to(matrix, _shape(batch_shape) + matrix.shape).copy()
-    return wrap(matrix)
+    return wrap_constant(matrix)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TensorFlow's name
     """Like Python's range: ``fw.range(5)`` or ``fw.range(1.0, 2.0, 0.25)``."""
     if limit is None:
         start, limit = 0, start
+    ends = (start, limit, delta)
     if dtype is None:
-        floats = any(isinstance(v, float) for v in (start, limit, delta))
-        dtype = float32 if floats else int32
-    return wrap(backend.xp().arange(start, limit, delta, dtype=numpy_dtype(dtype)))
+        floats = any(isinstance(v, float) or isinstance(v, Tensor) and v.dtype.kind == "f"
+                     for v in ends)
+        dtype = float32 if floats else next(
+            (v.dtype for v in ends if isinstance(v, Tensor)), int32)
+    dtype = numpy_dtype(dtype)
+    if not any(isinstance(v, Tensor) for v in ends):
+        return wrap_constant(backend.xp().arange(start, limit, delta, dtype=dtype))
+    return _range(*[v if isinstance(v, Tensor) else convert_to_tensor(v, dtype) for v in ends],
+                  dtype=dtype)
+
+
+def _range_array(start, limit, delta, *, dtype):
+    return backend.array_module(start).arange(start, limit, delta, dtype=dtype)
+
+
+_range = define("range", _range_array, dynamic_shape=True)

@@ -16,6 +16,7 @@ tape, or from another traced function, the Python function simply runs (so it is
 differentiable, and inlined).
 """
 import functools
+import inspect
 import warnings
 import weakref
 
@@ -96,6 +97,7 @@ class Function:
         self._traced_once = False
         self._bound = weakref.WeakKeyDictionary()  # instance -> its Function (methods)
         self._instance = None  # a weak reference, for a Function bound to one instance
+        self._parameters = _parameters(python_function)
         functools.update_wrapper(self, python_function)
 
     @property
@@ -135,6 +137,11 @@ class Function:
         if self.input_signature is not None:
             args = self._bind_signature(args, kwargs)
             kwargs = {}
+        elif self._parameters is not None and (kwargs or len(args) < self._parameters[1]):
+            # f(x) and f(x, training=False) are one call, as in TensorFlow: one trace
+            bound = self._parameters[0].bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         if not kwargs and _all_tensors(args):  # the usual call: key and arrays at once
             inputs = [arg._value for arg in args]
             key = tuple([(value.shape, value.dtype) for value in inputs])
@@ -211,14 +218,38 @@ class Function:
                           f"tensors instead of Python numbers, or give an input_signature.",
                           stacklevel=3)
         out_leaves = nest.flatten(result) if result is not None else []
+        if any(leaf.__class__ in _NUMBER_RESULTS for leaf in out_leaves):
+            # a Python number comes back as a tensor, as from a TensorFlow graph
+            out_leaves = [convert_to_tensor(leaf) if leaf.__class__ in _NUMBER_RESULTS
+                          else leaf for leaf in out_leaves]
+            result = nest.pack_sequence_as(result, out_leaves) \
+                if not isinstance(result, _NUMBER_RESULTS) else out_leaves[0]
         outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
         replay = build(rec, outputs)
-        rec.release()
+        rec.release([leaf for leaf in out_leaves if isinstance(leaf, Tensor)])
         self._plans.setdefault(key, []).append((replay, _unpacker(result)))
         return result
 
     def __repr__(self):
         return f"<fw.function {self._name}>"
+
+
+_NUMBER_RESULTS = (int, float, bool, np.bool_, np.int32, np.int64, np.float32, np.float64)
+
+
+def _parameters(python_function):
+    """The function's signature and how many positional parameters it has, when it has
+    defaults to bind (None otherwise: every call is bound as given)."""
+    try:
+        signature = inspect.signature(python_function)
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not any(p.default is not p.empty for p in signature.parameters.values()) or any(
+            p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()):
+        return None
+    return signature, len(positional)
 
 
 def _all_tensors(args):

@@ -3,7 +3,7 @@ each name is the same object as its top-level or ``fw.nn`` alias."""
 import sys as _sys
 
 from .namespaces import suggest_close_names as _suggest_close_names
-from .nn import log_softmax, softmax, softplus
+from .ops.nn import log_softmax, softmax, softplus
 from .ops import (abs, add, argmax, argmin, cos, divide, equal, erf, exp, greater,
                   greater_equal, less, less_equal, log, logical_and, logical_not, logical_or,
                   maximum, minimum, multiply, negative, not_equal, pow, reduce_max, reduce_mean,

@@ -34,13 +34,16 @@ from .tensor import Tensor, convert_to_tensor, scalar_like
 class Primitive:
     """What the tape keeps of an op: its name, its VJP table (None: not differentiable), its
     first-order VJP on arrays, if it has one, that VJP's host form (``host_array_vjp``: the
-    same one unless host tuning registered another, see ``define``), and ``through``: a
-    ``Through``, or None."""
+    same one unless host tuning registered another, see ``define``), ``through``: a
+    ``Through``, or None, and ``dynamic_shape``: whether its output's shape depends on its
+    inputs' values (``unique``, a boolean mask), so that ``fw.function`` checks it on every
+    call (a callable of the op's parameters where that depends on them)."""
 
-    __slots__ = ("name", "vjps", "array_vjp", "host_array_vjp", "forward", "saves", "through")
+    __slots__ = ("name", "vjps", "array_vjp", "host_array_vjp", "forward", "saves", "through",
+                 "dynamic_shape")
 
     def __init__(self, name, vjps, array_vjp=None, host_array_vjp=None, forward=None,
-                 saves=False, through=None):
+                 saves=False, through=None, dynamic_shape=False):
         self.name = name
         self.vjps = vjps
         self.array_vjp = array_vjp
@@ -48,6 +51,7 @@ class Primitive:
         self.forward = forward  # on arrays (host forms chosen): what fw.function's replay calls
         self.saves = saves
         self.through = through
+        self.dynamic_shape = dynamic_shape
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -71,7 +75,7 @@ class Through(NamedTuple):
 
 
 def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False,
-           host_forward=None, host_array_vjp=None, through=None):
+           host_forward=None, host_array_vjp=None, through=None, dynamic_shape=False):
     """The public op for ``forward`` (on arrays) with one VJP per argument.
 
     A variadic primitive (``concat``, ``einsum``) gives instead ``each_arg``: one VJP that also
@@ -91,14 +95,17 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
     runs, and what the tests hold the host forms equal to (``op.forward`` beside
     ``op.host_forward``, ``primitive.array_vjp`` beside ``primitive.host_array_vjp``).
     ``through`` (a ``Through``) declares an array VJP through the op that produced the last
-    argument.
+    argument. ``dynamic_shape`` (see ``Primitive``) marks an output whose shape the values
+    decide. A primitive without VJPs is not differentiable (a sort order, a count): it is still
+    recorded and traced like every op, so no computation escapes the gate.
     """
     arity = None if each_arg is not None else len(vjps) if vjps else _arity(forward)
     table = _EachArg(each_arg) if each_arg is not None else (tuple(vjps) or None)
     definition = forward
     if host_forward is not None:
         forward = _prefer_host(definition, host_forward)
-    prim = Primitive(name, table, array_vjp, host_array_vjp, forward, saves, through)
+    prim = Primitive(name, table, array_vjp, host_array_vjp, forward, saves, through,
+                     dynamic_shape)
     op_name = name  # the closures take TensorFlow's ``name=None`` argument, and ignore it
 
     def unary(x, name=None, **params):
@@ -179,14 +186,11 @@ def _prefer_host(definition, on_host):
     return either
 
 
-def primitive(*vjps, each_arg=None, array_vjp=None, saves=False, same_dtype=False,
-              host_forward=None, host_array_vjp=None, through=None):
-    """Decorator form of ``define``: the decorated function is the forward."""
+def primitive(*vjps, **options):
+    """Decorator form of ``define`` (the same options): the decorated function is the
+    forward."""
     def declare(forward):
-        return define(forward.__name__.strip("_"), forward, *vjps, each_arg=each_arg,
-                      array_vjp=array_vjp, saves=saves, same_dtype=same_dtype,
-                      host_forward=host_forward, host_array_vjp=host_array_vjp,
-                      through=through)
+        return define(forward.__name__.strip("_"), forward, *vjps, **options)
     return declare
 
 

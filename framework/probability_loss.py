@@ -15,7 +15,7 @@ import numpy as np
 
 from . import backend
 from .host import row_sums
-from .nn import _label_positions, _softmax, checked_sparse_labels
+from .ops.nn import _label_positions, _softmax, checked_sparse_labels
 from .ops import cast, clip_by_value, one_hot, reduce_sum
 from .primitive import Through, primitive
 

@@ -15,7 +15,9 @@ import numpy as np
 from . import backend, philox
 from .dtypes import float32
 from .dtypes import numpy_dtype as _numpy_dtype
-from .tensor import Variable, convert_to_tensor, wrap
+from .tensor import Variable
+from .tensor import convert_to_tensor as _convert_to_tensor
+from .tensor import wrap as _wrap
 from .trace_hooks import replayed as _replayed  # (traced: drawn afresh on every call)
 
 _global = {"rng": np.random.default_rng()}
@@ -41,7 +43,7 @@ def set_state(state):
 
 
 def _out(values, dtype):
-    return wrap(backend.to_backend(values.astype(_numpy_dtype(dtype), copy=False)))
+    return _wrap(backend.to_backend(values.astype(_numpy_dtype(dtype), copy=False)))
 
 
 def _shape(shape):
@@ -81,8 +83,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
 def shuffle(value, seed=None, name=None):
     """``value``'s rows in a random order."""
     from .ops import gather
-    from .tensor import convert_to_tensor
-    value = convert_to_tensor(value)
+    value = _convert_to_tensor(value)
     return gather(value, generator(seed).permutation(value.shape[0]))
 
 
@@ -90,8 +91,7 @@ def shuffle(value, seed=None, name=None):
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """``num_samples`` class indices per row of ``logits`` (batch, classes), each drawn with
     probability ``softmax(logits)``: a (batch, num_samples) int64 tensor (Gumbel-max)."""
-    from .tensor import convert_to_tensor
-    logits = convert_to_tensor(logits)
+    logits = _convert_to_tensor(logits)
     if logits.ndim != 2:
         raise ValueError(f"categorical: logits must be 2-D (batch, classes), got shape "
                          f"{logits.shape}")
@@ -107,7 +107,7 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
 # --- TensorFlow's stateless ops ------------------------------------------------------------------
 def _seed_pair(seed, op):
     """The seed as a host array of TensorFlow's dtype for it (int32 for small Python ints)."""
-    values = backend.to_host(convert_to_tensor(seed)._value)
+    values = backend.to_host(_convert_to_tensor(seed)._value)
     if values.shape != (2,) or values.dtype.kind not in "iu":
         raise ValueError(f"{op}: seed must be two integers (shape [2]), got {seed!r}")
     return values
@@ -192,9 +192,10 @@ def _stateless_split(seed, num=2, alg="auto_select"):
 def _stateless_fold_in(seed, data, alg="auto_select"):
     """A new seed from ``seed`` and an integer ``data`` (a step, a replica's index), in
     ``data``'s dtype (int32 for a Python int), as TensorFlow's."""
-    data = backend.to_host(convert_to_tensor(data)._value)
+    from .ops import cast, stack  # (ops sit above this module's draws)
+    data = _convert_to_tensor(data)
     first = stateless_uniform([], seed, minval=None, maxval=None, dtype=data.dtype)
-    return wrap(backend.to_backend(np.stack([backend.to_host(first._value), data])))
+    return stack([first, cast(data, data.dtype)])
 
 
 experimental = SimpleNamespace(stateless_split=_stateless_split,
@@ -217,7 +218,7 @@ def _seed_state(seed):
     if isinstance(seed, (int, np.integer)):
         seed = int(seed)
         return [_int64(seed >> shift) for shift in (0, 64, 128)]
-    words = [int(w) for w in np.asarray(backend.to_host(convert_to_tensor(seed)._value))
+    words = [int(w) for w in np.asarray(backend.to_host(_convert_to_tensor(seed)._value))
              .reshape(-1)]
     if len(words) > 3:
         raise ValueError(f"Generator.from_seed: a seed of {len(words)} words does not fit the "
@@ -283,7 +284,7 @@ class Generator:
 
     @classmethod
     def from_state(cls, state, alg):
-        return cls(state=backend.to_host(convert_to_tensor(state)._value), alg=alg)
+        return cls(state=backend.to_host(_convert_to_tensor(state)._value), alg=alg)
 
     @classmethod
     def from_key_counter(cls, key, counter, alg):
@@ -302,7 +303,7 @@ class Generator:
         return self.state[2]
 
     def reset(self, state):
-        _set_state(self, backend.to_host(convert_to_tensor(state, np.int64)._value))
+        _set_state(self, backend.to_host(_convert_to_tensor(state, np.int64)._value))
 
     def reset_from_seed(self, seed):
         self.reset(_seed_state(seed))
@@ -323,7 +324,7 @@ class Generator:
     def make_seeds(self, count=1):
         """``count`` seeds for the stateless ops: int64 keys over zeros, shape [2, count]."""
         keys = self.uniform_full_int([count], dtype=np.int64)
-        return wrap(backend.to_backend(np.stack([backend.to_host(keys._value),
+        return _wrap(backend.to_backend(np.stack([backend.to_host(keys._value),
                                                  np.zeros(count, np.int64)])))
 
     def split(self, count=1):

@@ -18,7 +18,7 @@ from .context import state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .recording import Recorder
-from .tensor import Tensor, Variable, wrap
+from .tensor import Tensor, Variable, wrap, wrap_constant
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
 
 __all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
@@ -154,7 +154,7 @@ class GradientTape(Recorder):
                                    experimental_use_pfor, seed, self._frees(mode))
         shape = target.shape + source.shape[1:]
         if chunks is None and mode is UnconnectedGradients.NONE:  # TensorFlow's batch_jacobian
-            result = wrap(_zeros_like(target._value, shape))  # keeps answering zeros (target's)
+            result = wrap_constant(_zeros_like(target._value, shape))  # keeps answering zeros (target's)
         elif chunks is None:
             result = self._unconnected(source, 0, [target], mode, shape)
         else:
@@ -275,6 +275,8 @@ class GradientTape(Recorder):
                 pulled = (vjp(g, out._value, needs, *r.arrays, **r.params) if steps is None
                           else steps.vjp(vjp, g, r, needs))
             else:
+                if steps is not None:  # the tensor VJPs' ops follow: tell the recorder of g
+                    steps.array_ref(g)
                 pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
             for a, ga in zip(args, pulled):
                 if ga is None:
@@ -359,7 +361,7 @@ class GradientTape(Recorder):
 
     def _unconnected(self, source, index, targets, mode, shape):
         if mode is UnconnectedGradients.ZERO:
-            return wrap(_zeros_like(source._value, shape))
+            return wrap_constant(_zeros_like(source._value, shape))
         if mode is UnconnectedGradients.RAISE:
             raise ValueError(f"source {index} ({describe(source)}) gets no gradient: "
                              f"{why_unconnected(self, source, targets)}")
@@ -457,7 +459,7 @@ def _ones_like(value, on_arrays):
         ones.fill(1)
     else:
         ones = xp.array(1, dtype=value.dtype)
-    return ones if on_arrays else wrap(ones)
+    return ones if on_arrays else wrap_constant(ones)
 
 
 def _zeros_like(value, shape):
@@ -469,7 +471,7 @@ def _array_like(value, data):
 
 
 def _eye_like(target, n):
-    return wrap(backend.array_module(target._value).eye(n, dtype=target.dtype))
+    return wrap_constant(backend.array_module(target._value).eye(n, dtype=target.dtype))
 
 
 def _count(rows):

@@ -288,7 +288,20 @@ _new = object.__new__
 
 
 def wrap(array):
-    """Wrap a raw array produced by an op, skipping every check (the op's hot path)."""
+    """Wrap a raw array computed by the framework, skipping every check. Inside a
+    ``fw.function`` trace an array the tracer has not seen (computed from a traced value
+    behind the gate, not by an op) is noted, so that using it raises a ``TraceError`` instead
+    of freezing the first call's value into the plan."""
+    t = _new(Tensor)
+    t._value = array
+    if state.tracer is not None:
+        state.tracer.wrapped(t)
+    return t
+
+
+def wrap_constant(array):
+    """Wrap an array made from shapes and Python values alone: the same in every call, so a
+    trace keeps it as a constant."""
     t = _new(Tensor)
     t._value = array
     return t
@@ -310,7 +323,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         hint = numpy_dtype(dtype_hint)
         if not (hint.kind in "iub" and _has_float(value)):
             dtype = hint
-    return wrap(_to_array(value, numpy_dtype(dtype)))
+    return wrap_constant(_to_array(value, numpy_dtype(dtype)))
 
 
 _scalars = {}
@@ -328,10 +341,10 @@ def scalar_like(value, dtype):
         if isinstance(value, float) and dtype.kind in "iub":
             raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name}")
         if value != value or (not value and math.copysign(1.0, value) < 0):
-            return wrap(dtype.type(value))  # NaN and -0.0 equal no key / the key of 0.0: no cache
+            return wrap_constant(dtype.type(value))  # NaN, -0.0: no key / 0.0's key: no cache
         if len(_scalars) >= 4096:  # a loop over many distinct literals must not grow it forever
             _scalars.clear()
-        t = _scalars[key] = wrap(dtype.type(value))
+        t = _scalars[key] = wrap_constant(dtype.type(value))
     return t
 
 
@@ -339,7 +352,15 @@ def constant(value, dtype=None, shape=None, name=None):
     """An immutable tensor from a Python value or array (a copy, as in TensorFlow).
 
     ``shape``, as in TensorFlow: a value with as many elements is reshaped to it, a single
-    element fills it, any other count is a TypeError."""
+    element fills it, any other count is a TypeError. A tensor given as the value is copied
+    by an op (its values may change between ``fw.function`` calls)."""
+    if isinstance(value, Tensor):
+        from .ops import broadcast_to, cast, identity, reshape  # (ops are built on tensors)
+        out = identity(value if dtype is None else cast(value, dtype))
+        if shape is None or tuple(shape) == out.shape:
+            return out
+        return reshape(out, shape) if out.shape and math.prod(out.shape) == math.prod(
+            shape) else broadcast_to(reshape(out, ()), shape)
     raw = convert_to_tensor(value, dtype)._value
     if shape is not None:
         shape = tuple(int(d) for d in shape)
@@ -352,7 +373,7 @@ def constant(value, dtype=None, shape=None, name=None):
             else:
                 raise TypeError(f"constant: a value of shape {tuple(raw.shape)} has {raw.size} "
                                 f"elements, but shape {shape} needs {count} (or 1 to fill it)")
-    return wrap(raw.copy())
+    return wrap_constant(raw.copy())
 
 
 def _note_escape(tensor):

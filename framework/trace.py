@@ -91,6 +91,7 @@ class Recorder:
         self._var_index = {}  # id(variable) -> k
         self._obj_index = {}
         self._alive = []  # everything whose id is a key above stays alive while tracing
+        self._unseen = {}  # id(tensor) -> where a tensor wrapping an unseen array was made
         self.intercepts = True  # False while a gradient is taken with the tensor VJPs
         # The tape protocol that record() and the escape/assign notices use:
         self._tracked = _Everything()
@@ -133,14 +134,26 @@ class Recorder:
             return ("v", self.variable_index(t))
         r = self._by_array.get(id(t._value))
         if r is None:
+            made = self._unseen.get(id(t))
+            if made is not None:
+                raise TraceError(
+                    f"{made}: a tensor computed behind the gate (on raw arrays, not by an op) "
+                    f"inside fw.function: a replay would repeat the first call's value. Compute "
+                    f"it with framework ops (or define a primitive for it, framework.primitive"
+                    f".define)")
             r = self.constant(t._value)
         self._alive.append(t)
         self._by_id[id(t)] = r
         return r
 
     def array_ref(self, array):
+        """The ref of a raw array a backward pass hands over: traced, or a constant (a seed
+        of ones), which a tensor wrapping it later resolves to as well."""
         r = self._by_array.get(id(array))
-        return r if r is not None else self.constant(array)
+        if r is None:
+            r = self.constant(array)
+            self.bind(r, array)
+        return r
 
     def variable_index(self, variable):
         k = self._var_index.get(id(variable))
@@ -159,6 +172,13 @@ class Recorder:
         return self.ref(t)[0] != "c"
 
     # --- what the ops and hooks report ------------------------------------------------------
+    def wrapped(self, t):
+        """A tensor made around a raw array (``tensor.wrap``): fine if the array is one the
+        trace computed; otherwise noted, and refused if the plan ever needs it."""
+        if id(t._value) not in self._by_array:
+            self._unseen[id(t)] = user_line()
+            self._alive.append(t)
+
     def _noted_op(self, record):
         self.op(record.op, record.inputs, record.output, record.params)
 
@@ -176,7 +196,13 @@ class Recorder:
             outs = [self.new_slot(out._value, out), self.new_slot(params["saved"])]
             self.steps.append(Step("op", forward, refs, kwargs, outs, unpack=True))
         else:
-            self.steps.append(Step("op", forward, refs, kwargs, [self.new_slot(out._value, out)]))
+            outs = [self.new_slot(out._value, out)]
+            self.steps.append(Step("op", forward, refs, kwargs, outs))
+        dynamic = getattr(prim, "dynamic_shape", False)
+        if dynamic and (dynamic is True or dynamic(params)):
+            # the values decide the shape: a replay whose shape differs traces again, so that
+            # no size read from it in Python is frozen
+            self.steps.append(Step("guard", _shape, [outs[0]], expect=tuple(out.shape)))
 
     def _param_ref(self, value):
         """An op's parameter: a constant, unless it holds an array the trace computed (the
@@ -336,10 +362,47 @@ class Recorder:
             if self in state.recording:
                 state.recording.remove(self)
 
-    def release(self):
-        """After the trace: let go of the traced values (the plan keeps only what it needs)."""
+    def release(self, results=()):
+        """After the trace: let go of the traced values (the plan keeps only what it needs).
+        A traced tensor other than the ``results`` that outlives the trace (kept in a list, an
+        attribute) held this one call's value: it is made to refuse every use, as a graph
+        tensor leaked out of ``tf.function`` does."""
+        kept = {id(t) for t in results}
+        line = user_line()
+        for t in self._alive:
+            if t.__class__ is Tensor and id(t) not in kept and self._by_id.get(
+                    id(t), ("c",))[0] == "s" and sys.getrefcount(t) > _HELD_BY_TRACE:
+                t._value = Leaked(line)
         self._by_id = self._by_array = None
-        self._alive = []
+        self._alive, self._unseen = [], {}
+
+
+# references to a tensor while ``release`` looks at it: the list it is in, the loop's name and
+# getrefcount's argument; one more means something outside the trace holds it
+_HELD_BY_TRACE = 3
+
+
+class Leaked:
+    """The value of a tensor leaked out of a trace: every use raises, naming the function."""
+
+    def __init__(self, line):
+        self._line = line
+
+    def _refuse(self, *args, **kwargs):
+        raise TraceError(
+            f"a tensor computed inside fw.function (called at {self._line}) was kept and used "
+            f"after the call: it held that one trace's value. Return it from the function "
+            f"instead")
+
+    __array__ = __array_ufunc__ = __array_function__ = __getitem__ = __float__ = __int__ = \
+        __bool__ = __len__ = __iter__ = _refuse
+
+    def __getattr__(self, name):
+        self._refuse()
+
+
+def _shape(array):
+    return array.shape
 
 
 def _part(slices, name):

@@ -550,3 +550,56 @@ def test_nn_dropout_and_categorical_draw_afresh_on_every_call():
     (a, c), (b, d) = f(x), f(x)
     assert not np.array_equal(a.numpy(), b.numpy())
     assert not np.array_equal(c.numpy(), d.numpy())
+
+
+def test_a_default_argument_given_or_not_is_one_trace():
+    @fw.function
+    def f(x, training=False, scale=2.0):
+        return x * scale if not training else x
+
+    x = fw.constant([1.0, 2.0])
+    np.testing.assert_array_equal(f(x).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(f(x, training=False).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(f(x, False, scale=2.0).numpy(), [2.0, 4.0])
+    assert f.experimental_get_tracing_count() == 1
+    np.testing.assert_array_equal(f(x, training=True).numpy(), [1.0, 2.0])
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_a_python_number_result_comes_back_as_a_tensor():
+    @fw.function
+    def f(x):
+        return x.shape[0], {"rows": 3.5, "x": x}
+
+    for _ in range(2):
+        count, parts = f(fw.constant([1.0, 2.0]))
+        assert isinstance(count, fw.Tensor) and count.dtype == fw.int32 and int(count) == 2
+        assert isinstance(parts["rows"], fw.Tensor) and float(parts["rows"]) == 3.5
+
+
+def test_a_tensor_computed_behind_the_gate_is_refused_naming_the_line():
+    from framework.tensor import wrap
+
+    @fw.function
+    def f(x):
+        behind = wrap(np.sort(x._value))  # raw arrays, not an op: would be frozen
+        return behind * 2.0
+
+    with pytest.raises(TraceError, match=r"test_function.py:\d+: a tensor computed behind"):
+        f(fw.constant([3.0, 1.0]))
+
+
+def test_a_tensor_leaked_out_of_a_trace_refuses_every_use():
+    kept = []
+
+    @fw.function
+    def f(x):
+        y = x * 2.0
+        kept.append(y)
+        return y + 1.0
+
+    np.testing.assert_array_equal(f(fw.constant([1.0])).numpy(), [3.0])
+    np.testing.assert_array_equal(f(fw.constant([2.0])).numpy(), [5.0])
+    for use in (lambda t: t + 1.0, lambda t: t.numpy(), lambda t: float(t[0])):
+        with pytest.raises(TypeError, match="kept and used after the call"):  # a TraceError
+            use(kept[0])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from framework.ops import nn as nn_ops
 
 rng = np.random.default_rng(7)
 DTYPES = [np.float32, np.float64]
@@ -30,25 +31,25 @@ CASES = {
     "relu short rows": (fw.nn.relu, lambda t: ((normal((5, 7), t),), {})),
     "relu long rows": (fw.nn.relu, lambda t: ((normal((6, 40), t),), {})),
     "relu integers": (fw.nn.relu, lambda t: ((rng.integers(-3, 3, (4, 50)),), {})),
-    "bias_add_relu": (fw.nn._bias_add_relu, lambda t: ((normal((6, 40), t), normal(40, t)), {})),
-    "dense": (fw.nn._dense, lambda t: ((normal((6, 5), t), normal((5, 40), t), normal(40, t)),
+    "bias_add_relu": (nn_ops._bias_add_relu, lambda t: ((normal((6, 40), t), normal(40, t)), {})),
+    "dense": (nn_ops._dense, lambda t: ((normal((6, 5), t), normal((5, 40), t), normal(40, t)),
                                        {"relu": False})),
-    "dense relu": (fw.nn._dense, lambda t: ((normal((6, 5), t), normal((5, 3), t),
+    "dense relu": (nn_ops._dense, lambda t: ((normal((6, 5), t), normal((5, 3), t),
                                              normal(3, t)), {"relu": True})),
-    "dense of a 3-d batch": (fw.nn._dense, lambda t: (
+    "dense of a 3-d batch": (nn_ops._dense, lambda t: (
         (normal((2, 6, 5), t), normal((5, 40), t), normal(40, t)), {"relu": True})),
-    "sum_batch rows": (fw.nn._sum_batch, lambda t: ((normal((9, 4), t),), {"axes": (0,)})),
-    "sum_batch 3-d": (fw.nn._sum_batch, lambda t: ((normal((2, 9, 4), t),), {"axes": (0, 1)})),
-    "bias_add": (fw.nn._bias_add, lambda t: ((normal((2, 9, 4), t), normal(4, t)), {})),
-    "softmax few classes": (fw.nn._softmax, lambda t: ((normal((6, 10), t),), {"axis": -1})),
-    "softmax few classes, large values": (fw.nn._softmax, lambda t: (
+    "sum_batch rows": (nn_ops._sum_batch, lambda t: ((normal((9, 4), t),), {"axes": (0,)})),
+    "sum_batch 3-d": (nn_ops._sum_batch, lambda t: ((normal((2, 9, 4), t),), {"axes": (0, 1)})),
+    "bias_add": (nn_ops._bias_add, lambda t: ((normal((2, 9, 4), t), normal(4, t)), {})),
+    "softmax few classes": (nn_ops._softmax, lambda t: ((normal((6, 10), t),), {"axis": -1})),
+    "softmax few classes, large values": (nn_ops._softmax, lambda t: (
         (normal((6, 10), t) * 400,), {"axis": -1})),
-    "softmax many classes": (fw.nn._softmax, lambda t: ((normal((6, 40), t),), {"axis": -1})),
-    "sparse_xent few classes": (fw.nn._sparse_xent, lambda t: (
+    "softmax many classes": (nn_ops._softmax, lambda t: ((normal((6, 40), t),), {"axis": -1})),
+    "sparse_xent few classes": (nn_ops._sparse_xent, lambda t: (
         (labels(50, 10), normal((50, 10), t)), {})),
-    "sparse_xent many classes": (fw.nn._sparse_xent, lambda t: (
+    "sparse_xent many classes": (nn_ops._sparse_xent, lambda t: (
         (labels(20, 70), normal((20, 70), t)), {})),
-    "sparse_xent 3-d": (fw.nn._sparse_xent, lambda t: (
+    "sparse_xent 3-d": (nn_ops._sparse_xent, lambda t: (
         (labels(12, 5).reshape(3, 4), normal((3, 4, 5), t)), {})),
 }
 WITH_HOST_FORWARD = [name for name, (op, _) in CASES.items() if op.host_forward is not op.forward]
@@ -130,7 +131,7 @@ def test_a_training_step_on_numpy_arrays_runs_the_host_forms(monkeypatch, each_b
     """The loss of a step is a NumPy scalar, not an array: the pass must still take the host
     forms (and on the GPU, or its emulation, the definitions)."""
     calls = []
-    for op in (fw.nn._dense, fw.nn._sparse_xent):
+    for op in (nn_ops._dense, nn_ops._sparse_xent):
         prim = op.primitive
         for form in ("array_vjp", "host_array_vjp"):
             vjp = getattr(prim, form)

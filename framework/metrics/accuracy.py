@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import backend
 from ..registry import snake_case
-from ..tensor import wrap
+from ..primitive import define
+from ..tensor import convert_to_tensor, wrap
 from .base import METRICS, MeanMetricWrapper, arrays, same_rank
 
 
@@ -19,10 +20,15 @@ def _float(matches):
 
 
 def _values(fn):
-    """Make a raw-array function public: it takes anything and returns an fw tensor."""
+    """Make a raw-array function public: a primitive without gradient (a metric's value has
+    none), so tapes and ``fw.function`` see it like any op; it takes anything (tensors,
+    arrays, lists) and returns an fw tensor."""
+    name = fn.__name__.lstrip("_")
+    op = define(name, lambda y_true, y_pred, **kwargs: fn(y_true, y_pred, **kwargs))
+
     def public(y_true, y_pred, **kwargs):
-        return wrap(fn(*arrays(y_true, y_pred), **kwargs))
-    public.__name__, public.__doc__ = fn.__name__.lstrip("_"), fn.__doc__
+        return op(*[convert_to_tensor(a) for a in arrays(y_true, y_pred)], **kwargs)
+    public.__name__, public.__doc__ = name, fn.__doc__
     public.raw = fn
     return public
 

@@ -7,14 +7,15 @@ Jacobian's leading axes, are those primitives'. Only constant padding has a prim
 own (its VJP is the slice that drops the padding).
 """
 import math
+import operator
 from builtins import slice as _slice  # ``slice`` below is TensorFlow's
 
 import numpy as np
 
 from .. import backend
 from ..dtypes import numpy_dtype, float64, int32
-from ..primitive import primitive
-from ..tensor import Tensor, convert_to_tensor, wrap
+from ..primitive import define, primitive
+from ..tensor import Tensor, convert_to_tensor, wrap_constant
 from .shape import _axes, broadcast_to, concat, expand_dims, getitem, reshape
 
 newaxis = None
@@ -26,7 +27,7 @@ def is_tensor(x):
 
 
 def _host_int_tensor(values, dtype):
-    return wrap(backend.to_backend(np.asarray(values, dtype=numpy_dtype(dtype))))
+    return wrap_constant(backend.to_backend(np.asarray(values, dtype=numpy_dtype(dtype))))
 
 
 def shape(input, out_type=int32, name=None):  # noqa: A002 - TensorFlow's argument name
@@ -64,7 +65,7 @@ def linspace(start, stop, num, name=None, axis=0):
     delta = (stop - start) / (num - 1)
     steps_shape = [1] * start.ndim
     steps_shape[axis] = num - 2
-    steps = wrap(backend.array_module(start._value).arange(1, num - 1, dtype=start.dtype)
+    steps = wrap_constant(backend.array_module(start._value).arange(1, num - 1, dtype=start.dtype)
                  .reshape(steps_shape))
     return concat([start, start + steps * delta, stop], axis=axis)
 
@@ -78,9 +79,11 @@ lin_space = linspace
 
 
 def _take(x, index, axis):
-    """``x``'s entries at the integer array ``index`` along ``axis``, with a dense gradient
-    (``gather`` gives a variable's gradient as IndexedSlices; these compositions should not)."""
-    index = backend.array_module(x._value).asarray(index)
+    """``x``'s entries at ``index`` (integers: an array, or a tensor) along ``axis``, with a
+    dense gradient (``gather`` gives a variable's gradient as IndexedSlices; these compositions
+    should not)."""
+    if not isinstance(index, Tensor):
+        index = backend.array_module(x._value).asarray(index)
     return getitem(x, (_slice(None),) * axis + (index,))
 
 
@@ -147,16 +150,31 @@ def reverse(tensor, axis, name=None):
 
 def roll(input, shift, axis, name=None):  # noqa: A002
     """Entries shifted cyclically by ``shift`` along ``axis`` (ints or matching lists)."""
+    from .elementwise import floormod
     x = convert_to_tensor(input)
-    shifts = [shift] if np.ndim(shift) == 0 else list(shift)
-    axes = [axis] if np.ndim(axis) == 0 else list(axis)
+    shifts = _int_list(shift)
+    axes = [int(a) for a in _int_list(axis)]
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
     for s, a in zip(shifts, axes):
-        a = _axes(int(a), x.ndim)[0]
+        a = _axes(a, x.ndim)[0]
         n = x.shape[a]
-        x = _take(x, (np.arange(n) - int(s)) % n if n else np.arange(0), a)
+        if not n:
+            continue
+        if isinstance(s, Tensor):  # a tensor stays a tensor: traced, it is read on every call
+            positions = wrap_constant(backend.array_module(x._value).arange(n, dtype=s.dtype))
+            x = _take(x, floormod(positions - s, s.dtype.type(n)), a)
+        else:
+            x = _take(x, (np.arange(n) - int(s)) % n, a)
     return x
+
+
+def _int_list(value):
+    """A scalar or a list of ints or int tensors as a list (a 1-D tensor: its entries)."""
+    if isinstance(value, Tensor):
+        return [value] if value.ndim == 0 else [value[i] for i in range(value.shape[0])]
+    return [value] if np.ndim(value) == 0 else list(value)
+
 
 
 def repeat(input, repeats, axis=None, name=None):  # noqa: A002
@@ -165,14 +183,26 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = _axes(axis, x.ndim)[0]
-    index = np.repeat(np.arange(x.shape[axis]), np.asarray(repeats))
-    return _take(x, index, axis)
+    if isinstance(repeats, Tensor):
+        return _take(x, _repeated_positions(repeats, n=x.shape[axis]), axis)
+    return _take(x, np.repeat(np.arange(x.shape[axis]), np.asarray(repeats)), axis)
+
+
+def _repeated_positions_array(repeats, *, n):
+    xp = backend.array_module(repeats)
+    return xp.repeat(xp.arange(n), repeats)
+
+
+_repeated_positions = define("repeat_positions", _repeated_positions_array,
+                             dynamic_shape=True)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
     """The block of ``input_`` starting at ``begin`` with ``size`` (-1: to the end)."""
     x = convert_to_tensor(input_)
-    begin, size = [int(b) for b in begin], [int(s) for s in size]
+    # (a tensor's entries are read with operator.index: traced, they are checked on every call)
+    begin = [operator.index(b) for b in _int_list(begin)]
+    size = [operator.index(s) for s in _int_list(size)]
     if not len(begin) == len(size) == x.ndim:
         raise ValueError(f"slice: begin {begin} and size {size} need one entry per axis of "
                          f"shape {x.shape}")
@@ -193,11 +223,11 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 
 def _index_columns(indices, name):
+    """The columns of the index tuples on the last axis of ``indices``: a key of tensors."""
     indices = convert_to_tensor(indices)
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{name}: indices must be integers, got {indices.dtype.name}")
-    raw = indices._value
-    return tuple(raw[..., i] for i in range(raw.shape[-1]))
+    return tuple(getitem(indices, (Ellipsis, i)) for i in range(indices.shape[-1]))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -211,7 +241,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
 def scatter_nd(indices, updates, shape, name=None):
     """Zeros of ``shape`` with ``updates`` added at the index tuples of ``indices``."""
     from .shape import _scatter
-    key = _index_columns(indices, "scatter_nd")
+    key = tuple(column._value for column in _index_columns(indices, "scatter_nd"))
     return _scatter(convert_to_tensor(updates), key=key, advanced=True,
                     shape=tuple(int(d) for d in shape))
 
@@ -239,11 +269,13 @@ def meshgrid(*args, **kwargs):
 
 def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
     """``mask[..., j] = j < lengths[...]``."""
+    from .math import cast, less
+    from .reduce import reduce_max
     lengths = convert_to_tensor(lengths)
-    raw = lengths._value
-    xp = backend.array_module(raw)
-    maxlen = int(raw.max()) if maxlen is None else int(maxlen)
-    return wrap((xp.arange(maxlen) < raw[..., None]).astype(numpy_dtype(dtype)))
+    # (traced: a maximum length read from the values is checked on every call)
+    maxlen = operator.index(reduce_max(lengths)) if maxlen is None else int(maxlen)
+    positions = backend.array_module(lengths._value).arange(maxlen, dtype=lengths.dtype)
+    return cast(less(positions, expand_dims(lengths, -1)), numpy_dtype(dtype))
 
 
 # --- padding -------------------------------------------------------------------------------------
@@ -296,9 +328,16 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     from .shape import where
     tensor = convert_to_tensor(tensor)
     updates = convert_to_tensor(updates, tensor.dtype)
-    hit = backend.array_module(tensor._value).zeros(tensor.shape, dtype=bool)
-    hit[_index_columns(indices, "tensor_scatter_nd_update")] = True
-    return where(wrap(hit), scatter_nd(indices, updates, tensor.shape), tensor)
+    return where(scattered_to(indices, updates, tensor.shape),
+                 scatter_nd(indices, updates, tensor.shape), tensor)
+
+
+def scattered_to(indices, updates, shape):
+    """Where ``scatter_nd(indices, updates, shape)`` puts an update: a bool tensor."""
+    from .math import greater
+    counts = scatter_nd(indices, backend.array_module(updates._value).ones(updates.shape,
+                                                                            np.int32), shape)
+    return greater(counts, 0)
 
 
 # --- small helpers of TensorFlow's top level -------------------------------------------------
@@ -343,11 +382,20 @@ def broadcast_static_shape(shape_x, shape_y):
                          f"{tuple(shape_y)}") from None
 
 
+def _broadcast_shapes_array(shape_x, shape_y):
+    dims = [tuple(int(d) for d in backend.to_host(s)) for s in (shape_x, shape_y)]
+    return backend.to_backend(np.asarray(broadcast_static_shape(*dims), dtype=shape_x.dtype))
+
+
+_broadcast_shapes = define("broadcast_dynamic_shape", _broadcast_shapes_array,
+                           dynamic_shape=True)
+
+
 def broadcast_dynamic_shape(shape_x, shape_y):
-    """``broadcast_static_shape`` as an int32 tensor."""
-    dims = [[int(d) for d in (s.numpy() if isinstance(s, Tensor) else s)]
-            for s in (shape_x, shape_y)]
-    return _host_int_tensor(broadcast_static_shape(*dims), int32)
+    """``broadcast_static_shape`` on two shapes given as integer tensors (or lists)."""
+    shapes = [s if isinstance(s, Tensor) else convert_to_tensor(s, int32)
+              for s in (shape_x, shape_y)]
+    return _broadcast_shapes(*shapes)
 
 
 def saturate_cast(value, dtype, name=None):

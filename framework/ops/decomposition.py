@@ -11,12 +11,13 @@ of TensorFlow's SVD gradient, and ``qr`` two. ``lstsq`` is TensorFlow's fast pat
 regularised normal equations, solved through Cholesky.
 """
 import collections
+import operator
 
 import numpy as np
 
 from .. import backend
 from ..primitive import define
-from ..tensor import convert_to_tensor, wrap
+from ..tensor import convert_to_tensor, wrap_constant
 from .linalg import matmul
 from .math import floats_only
 from .matrix import (_inv, _square, band_part, cholesky, cholesky_solve, diag, diag_part,
@@ -43,7 +44,7 @@ def _eigenvectors_vjp(g, out, x):
     w = _eigenvalues(x)
     gaps = expand_dims(w, -2) - expand_dims(w, -1)
     n = out.shape[-1]
-    off = wrap(backend.array_module(out._value).asarray(1 - np.eye(n), dtype=out.dtype))
+    off = wrap_constant(backend.array_module(out._value).asarray(1 - np.eye(n), dtype=out.dtype))
     f = off / (gaps + (1 - off))  # 1 / (w_j - w_i) off the diagonal, 0 on it
     inner = f * matmul(out, g, transpose_a=True)
     return _fold_lower(matmul(matmul(out, inner), out, transpose_b=True))
@@ -73,7 +74,7 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
         raise ValueError(f"lstsq: matrix of shape {a.shape} and rhs of shape {b.shape} do not "
                          f"fit; they need (..., M, N) and (..., M, K)")
     m, n = a.shape[-2:]
-    eye = wrap(backend.array_module(a._value).eye(min(m, n), dtype=a.dtype))
+    eye = wrap_constant(backend.array_module(a._value).eye(min(m, n), dtype=a.dtype))
     if m >= n:
         gram = matmul(a, a, transpose_a=True) + eye * l2_regularizer
         return cholesky_solve(cholesky(gram), matmul(a, b, transpose_a=True))
@@ -83,9 +84,15 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):
     """The number of singular values above ``tol`` (NumPy's default tolerance), as int32."""
-    x = convert_to_tensor(a)
-    rank = np.linalg.matrix_rank(backend.to_host(x._value), tol=tol)
-    return wrap(backend.to_backend(np.asarray(rank, dtype=np.int32)))
+    return _matrix_rank(convert_to_tensor(a), tol=tol)
+
+
+def _matrix_rank_array(x, *, tol):
+    rank = np.linalg.matrix_rank(backend.to_host(x), tol=tol)
+    return backend.to_backend(np.asarray(rank, dtype=np.int32))
+
+
+_matrix_rank = define("matrix_rank", _matrix_rank_array)
 
 
 # --- singular value decomposition -----------------------------------------------------------------
@@ -103,7 +110,7 @@ def _svd_grad(x, gs=None, gu=None, gv=None):
         u, v, gu, gv = v, u, gv, gu
         m, n = n, m
     s_mat, s2 = diag(s), s * s
-    off = wrap(backend.array_module(x._value).asarray(1 - np.eye(m), dtype=x.dtype))
+    off = wrap_constant(backend.array_module(x._value).asarray(1 - np.eye(m), dtype=x.dtype))
     f = off / (expand_dims(s2, -2) - expand_dims(s2, -1) + (1 - off))  # 1 / (s_j^2 - s_i^2)
     inner = 0
     if gs is not None:
@@ -201,16 +208,25 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353
            40840800.0, 960960.0, 16380.0, 182.0, 1.0)
 
 
+def _squarings_array(a):
+    """How many squarings bring ``a``'s 1-norm under the [13/13] Padé approximant's bound."""
+    norm = float(np.abs(backend.to_host(a)).sum(axis=-2).max())
+    return np.asarray(max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm else 0)
+
+
+_squarings = define("expm_squarings", _squarings_array)
+
+
 def expm(input, name=None):  # noqa: A002 - TensorFlow's argument name
     """``exp`` of each square matrix: Higham's scaling and squaring with the [13/13] Padé
     approximant, as TensorFlow computes it, written with matmul and solve so that its
     gradient (any order) comes from theirs."""
     a = _square("expm", input)
-    norm = float(np.abs(backend.to_host(a._value)).sum(axis=-2).max()) if a.shape[-1] else 0.0
-    squarings = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm else 0
+    # how often to square depends on the values: traced, operator.index checks it every call
+    squarings = operator.index(_squarings(a)) if a.shape[-1] else 0
     a = a * (0.5 ** squarings)
     b = _PADE13
-    eye = wrap(backend.array_module(a._value).eye(a.shape[-1], dtype=a.dtype))
+    eye = wrap_constant(backend.array_module(a._value).eye(a.shape[-1], dtype=a.dtype))
     a2 = matmul(a, a)
     a4 = matmul(a2, a2)
     a6 = matmul(a4, a2)

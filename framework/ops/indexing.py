@@ -10,10 +10,11 @@ import numpy as np
 
 from .. import backend
 from ..dtypes import numpy_dtype, int32
-from ..tensor import convert_to_tensor, wrap
-from .array import _index_columns, scatter_nd, tensor_scatter_nd_add
+from ..primitive import define
+from ..tensor import convert_to_tensor
+from .array import scatter_nd, scattered_to, tensor_scatter_nd_add
 from .math import maximum, minimum
-from .segment import unique
+from .segment import bincount, unique
 from .shape import getitem, where
 
 UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
@@ -57,30 +58,47 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=0, name=None)
     if seq_axis is None:
         raise ValueError("reverse_sequence: seq_axis is required")
     seq_axis, batch_axis = int(seq_axis) % x.ndim, int(batch_axis) % x.ndim
-    lengths = backend.to_host(convert_to_tensor(seq_lengths)._value).astype(np.int64)
-    n, batch = x.shape[seq_axis], x.shape[batch_axis]
-    if lengths.shape != (batch,) or (lengths > n).any() or (lengths < 0).any():
-        raise ValueError(f"reverse_sequence: seq_lengths {lengths.tolist()} must give one "
-                         f"length in [0, {n}] for each of the {batch} batch entries")
-    positions = np.arange(n)[None, :]
-    source = np.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)
-    key = [np.arange(d).reshape((-1,) + (1,) * (x.ndim - 1 - a)) for a, d in enumerate(x.shape)]
+    n = x.shape[seq_axis]
     shape = [1] * x.ndim
-    shape[batch_axis], shape[seq_axis] = batch, n
-    key[seq_axis] = source.reshape(shape) if batch_axis < seq_axis else source.T.reshape(shape)
+    shape[batch_axis], shape[seq_axis] = x.shape[batch_axis], n
+    source = _reversed_positions(convert_to_tensor(seq_lengths), n=n,
+                                 batch=x.shape[batch_axis], shape=tuple(shape),
+                                 transposed=batch_axis > seq_axis)
     xp = backend.array_module(x._value)
-    return getitem(x, tuple(xp.asarray(k) for k in key))
+    key = [xp.arange(d).reshape((-1,) + (1,) * (x.ndim - 1 - a)) for a, d in enumerate(x.shape)]
+    key[seq_axis] = source
+    return getitem(x, tuple(key))
+
+
+def _reversed_positions_array(lengths, *, n, batch, shape, transposed):
+    """For each batch entry, the source position of each of the ``n`` positions: its first
+    ``lengths[b]`` reversed, the rest in place, shaped to index the sequence axis."""
+    host = backend.to_host(lengths).astype(np.int64)
+    if host.shape != (batch,) or (host > n).any() or (host < 0).any():
+        raise ValueError(f"seq_lengths {host.tolist()} must give one length in [0, {n}] for "
+                         f"each of the {batch} batch entries")
+    positions = np.arange(n)[None, :]
+    source = np.where(positions < host[:, None], host[:, None] - 1 - positions, positions)
+    return backend.to_backend((source.T if transposed else source).reshape(shape))
+
+
+_reversed_positions = define("reverse_sequence", _reversed_positions_array)
 
 
 def unravel_index(indices, dims, name=None):
     """The coordinates of flat ``indices`` in an array of shape ``dims``: one row per axis."""
-    flat = backend.to_host(convert_to_tensor(indices)._value)
     dims = tuple(int(d) for d in np.asarray(dims).reshape(-1))
+    return _unravel(convert_to_tensor(indices), dims=dims)
+
+
+def _unravel_array(indices, *, dims):
+    flat = backend.to_host(indices)
     if flat.size and (flat.min() < 0 or flat.max() >= int(np.prod(dims))):
-        raise ValueError(f"unravel_index: indices must lie in [0, {int(np.prod(dims))}) for "
-                         f"dims {dims}")
-    out = np.stack(np.unravel_index(flat, dims)).astype(flat.dtype)
-    return wrap(backend.to_backend(out))
+        raise ValueError(f"indices must lie in [0, {int(np.prod(dims))}) for dims {dims}")
+    return backend.to_backend(np.stack(np.unravel_index(flat, dims)).astype(flat.dtype))
+
+
+_unravel = define("unravel_index", _unravel_array)
 
 
 def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
@@ -93,10 +111,8 @@ def _scatter_extreme(pick, name):
     def scatter(tensor, indices, updates, name=None):
         tensor = convert_to_tensor(tensor)
         updates = convert_to_tensor(updates, tensor.dtype)
-        hit = backend.array_module(tensor._value).zeros(tensor.shape, dtype=bool)
-        hit[_index_columns(indices, op_name)] = True
-        return where(wrap(hit), pick(tensor, scatter_nd(indices, updates, tensor.shape)), tensor)
-    op_name = name
+        return where(scattered_to(indices, updates, tensor.shape),
+                     pick(tensor, scatter_nd(indices, updates, tensor.shape)), tensor)
     scatter.__name__ = scatter.__qualname__ = name
     scatter.__doc__ = (f"``tensor`` with the {name.rsplit('_', 1)[1]} of its entry and the update "
                        f"at the index tuples of ``indices`` (one update per index).")
@@ -110,5 +126,4 @@ tensor_scatter_nd_min = _scatter_extreme(minimum, "tensor_scatter_nd_min")
 def unique_with_counts(x, out_idx=int32, name=None):
     """``unique``'s ``(y, idx)`` and how often each value of ``y`` occurs."""
     y, idx = unique(x, out_idx)
-    counts = np.bincount(backend.to_host(idx._value), minlength=y.shape[0])
-    return UniqueWithCounts(y, idx, wrap(backend.to_backend(counts.astype(numpy_dtype(out_idx)))))
+    return UniqueWithCounts(y, idx, bincount(idx, dtype=out_idx))

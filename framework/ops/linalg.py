@@ -5,7 +5,7 @@ import string
 from .. import backend
 from ..host import matmul as _product
 from ..primitive import primitive
-from ..tensor import convert_to_tensor, wrap
+from ..tensor import convert_to_tensor, wrap_constant
 from .shape import _same_dtype, expand_dims
 
 
@@ -140,7 +140,7 @@ def _einsum_vjp(k, g, out, *operands, equation):
         for i, c in enumerate(target):
             r = next(fresh) if c in target[:i] else c
             if r != c:
-                eyes.append((c + r, wrap(backend.array_module(g._value).eye(
+                eyes.append((c + r, wrap_constant(backend.array_module(g._value).eye(
                     shape[i], dtype=g.dtype))))
             spelled += r
         eq = ",".join([lead_sub + unique] + [s for s, _ in eyes]) + "->" + lead_sub + spelled

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..primitive import define
-from ..tensor import convert_to_tensor, wrap
+from ..tensor import convert_to_tensor, wrap_constant
 from .linalg import einsum, matmul
 from .math import floats_only
 from .matrix import (_inv, _square, band_part, matrix_transpose, set_diag, solve,
@@ -47,8 +47,9 @@ def _factor(a):
 def _unpermute_rows(x, perm):
     """``y`` with ``y[..., perm[i], :] = x[..., i, :]`` (a Jacobian's leading axes of ``x``
     stay in front): the advanced index of the inverse permutation."""
-    xp = backend.array_module(perm)
-    inverse = xp.argsort(perm, axis=-1)
+    from .sort import argsort
+    xp = backend.array_module(perm._value)
+    inverse = argsort(perm, axis=-1)
     batch = perm.shape[:-1]
     key = tuple(xp.arange(d).reshape((d,) + (1,) * (len(batch) - a)) for a, d in enumerate(batch))
     lead = x.ndim - perm.ndim - 1
@@ -56,7 +57,7 @@ def _unpermute_rows(x, perm):
 
 
 def _unit_lower(packed):
-    ones = wrap(backend.array_module(packed._value).ones(packed.shape[:-1], dtype=packed.dtype))
+    ones = wrap_constant(backend.array_module(packed._value).ones(packed.shape[:-1], dtype=packed.dtype))
     return set_diag(band_part(packed, -1, 0), ones)
 
 
@@ -69,24 +70,25 @@ def _lu_vjp(g, out, x):
     middle = (_strictly_lower(matmul(lower, _strictly_lower(g), transpose_a=True))
               + band_part(matmul(band_part(g, 0, -1), upper, transpose_b=True), 0, -1))
     permuted = matmul(matrix_transpose(_inv(lower)), matmul(middle, matrix_transpose(_inv(upper))))
-    return _unpermute_rows(permuted, _factor(x._value)[1])
+    return _unpermute_rows(permuted, _lu_order(x, dtype=np.int32))
 
 
 _lu_packed = define("lu", floats_only(lambda a: _factor(a)[0].astype(a.dtype)), _lu_vjp)
+_lu_order = define("lu_order", lambda a, *, dtype: _factor(a)[1].astype(dtype))
 
 
 def lu(input, output_idx_type="int32", name=None):  # noqa: A002 - TensorFlow's argument name
     """``(lu, p)``: the packed factors and the row order of each square matrix."""
     from ..dtypes import numpy_dtype
     x = _square("lu", input)
-    return Lu(_lu_packed(x), wrap(_factor(x._value)[1].astype(numpy_dtype(output_idx_type))))
+    return Lu(_lu_packed(x), _lu_order(x, dtype=numpy_dtype(output_idx_type)))
 
 
 def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
     """The matrix ``lu`` factored: ``(L @ U)`` with its rows put back in place."""
     packed = convert_to_tensor(lower_upper)
     product = matmul(_unit_lower(packed), band_part(packed, 0, -1))
-    return _unpermute_rows(product, convert_to_tensor(perm)._value)
+    return _unpermute_rows(product, convert_to_tensor(perm))
 
 
 def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
@@ -106,7 +108,7 @@ def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
     """The inverse of the factored matrix: ``lu_solve`` of the identity."""
     packed = convert_to_tensor(lower_upper)
-    eye = wrap(backend.array_module(packed._value).broadcast_to(
+    eye = wrap_constant(backend.array_module(packed._value).broadcast_to(
         backend.array_module(packed._value).eye(packed.shape[-1], dtype=packed.dtype),
         packed.shape))
     return lu_solve(packed, perm, eye)
@@ -127,7 +129,7 @@ def _sqrtm_forward(a):
 
 def _sqrtm_vjp(g, out, x):
     n = out.shape[-1]
-    eye = wrap(backend.array_module(out._value).eye(n, dtype=out.dtype))
+    eye = wrap_constant(backend.array_module(out._value).eye(n, dtype=out.dtype))
     # row-major vec: vec(X^T G) = (X^T kron I) vec(G), vec(G X^T) = (I kron X) vec(G)
     system = reshape(einsum("...ij,kl->...ikjl", matrix_transpose(out), eye)
                      + einsum("ij,...kl->...ikjl", eye, out), out.shape[:-2] + (n * n, n * n))

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..dtypes import numpy_dtype
 from ..primitive import define, primitive
-from ..tensor import convert_to_tensor, wrap
+from ..tensor import convert_to_tensor, wrap, wrap_constant
 
 
 def floats_only(forward):
@@ -113,7 +113,7 @@ sign = define("sign", np.sign, lambda g, out, x: _zeros_of(g))
 
 
 def _zeros_of(g):
-    return wrap(backend.array_module(g._value).zeros(g.shape, g.dtype))
+    return wrap_constant(backend.array_module(g._value).zeros(g.shape, g.dtype))
 
 
 def stop_gradient(input, name=None):  # noqa: A002 - TensorFlow's argument names

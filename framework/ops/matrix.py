@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..primitive import define, primitive
-from ..tensor import convert_to_tensor, wrap
+from ..tensor import convert_to_tensor, wrap_constant
 from .linalg import einsum, matmul
 from .math import abs, floats_only, log, sqrt, square
 from .reduce import reduce_max, reduce_sum
@@ -103,15 +103,21 @@ LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
 def slogdet(input, name=None):  # noqa: A002
     """``(sign, log_abs_determinant)`` of each square matrix; the sign has no gradient."""
     x = _square("slogdet", input)
-    sign = backend.array_module(x._value).linalg.slogdet(x._value)[0].astype(x.dtype)
-    return LogMatrixDeterminant(wrap(sign), _logabsdet(x))
+    return LogMatrixDeterminant(_det_sign(x), _logabsdet(x))
+
+
+def _det_sign_array(x):
+    return backend.array_module(x).linalg.slogdet(x)[0].astype(x.dtype)
+
+
+_det_sign = define("determinant_sign", _det_sign_array)
 
 
 def _cholesky_vjp(g, out, x):
     """TensorFlow's (Murray's) rule: ``L^-T Phi(L^T g) L^-1``, symmetrised, where ``Phi``
     keeps the lower triangle and halves the diagonal."""
     n = out.shape[-1]
-    phi = wrap(backend.array_module(out._value).asarray(
+    phi = wrap_constant(backend.array_module(out._value).asarray(
         np.tril(np.ones((n, n)), -1) + np.eye(n) * 0.5, dtype=out.dtype))
     l_inverse = _inv(out)
     middle = matmul(out, g, transpose_a=True) * phi
@@ -141,7 +147,7 @@ def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
     rows, cols = np.arange(m)[:, None], np.arange(n)[None, :]
     keep = ((num_lower < 0) | (rows - cols <= num_lower)) & (
         (num_upper < 0) | (cols - rows <= num_upper))
-    return where(wrap(backend.to_backend(keep)), x, 0)
+    return where(wrap_constant(backend.to_backend(keep)), x, 0)
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
@@ -171,7 +177,7 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
     d = convert_to_tensor(diagonal)
     if k or num_rows not in (-1, None) or num_cols not in (-1, None):
         raise ValueError("diag: only the main diagonal of square matrices (k=0) is supported")
-    eye = wrap(backend.array_module(d._value).eye(d.shape[-1], dtype=d.dtype))
+    eye = wrap_constant(backend.array_module(d._value).eye(d.shape[-1], dtype=d.dtype))
     return expand_dims(d, -1) * eye
 
 
@@ -288,8 +294,8 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
         raise ValueError(f"set_diag: a diagonal of shape {d.shape} does not fit matrices of "
                          f"shape {(m, n)}; it needs {min(m, n)} entries")
     xp = backend.array_module(x._value)
-    on = wrap(xp.eye(m, n, dtype=bool))
-    spread = expand_dims(d, -1) * wrap(xp.eye(min(m, n), n, dtype=x.dtype))  # rows of d
+    on = wrap_constant(xp.eye(m, n, dtype=bool))
+    spread = expand_dims(d, -1) * wrap_constant(xp.eye(min(m, n), n, dtype=x.dtype))  # rows of d
     if m > n:
         spread = _concat_rows(spread, m - n)
     return where(on, spread, x)
@@ -297,7 +303,7 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
 
 def _concat_rows(x, count):
     from .shape import concat
-    zeros = wrap(backend.array_module(x._value).zeros(x.shape[:-2] + (count, x.shape[-1]),
+    zeros = wrap_constant(backend.array_module(x._value).zeros(x.shape[:-2] + (count, x.shape[-1]),
                                                       dtype=x.dtype))
     return concat([x, zeros], axis=x.ndim - 2)
 

@@ -3,19 +3,24 @@
 
 Segment sums scatter rows into their segments with ``shape.py``'s ``_scatter`` primitive (the
 rows of one segment add up), so their gradient is the gather of each row's segment, at any
-order. The rest answer questions about integers and have no gradient, as in TensorFlow.
+order. The rest answer questions about integers and have no gradient, as in TensorFlow: each is
+a primitive without VJPs, so tapes and ``fw.function`` see it like any op. A size that depends
+on the values (the segments of sorted ids, the classes of a confusion matrix) is read with
+``operator.index``, which ``fw.function`` checks on every call (a guard).
 """
 import collections
+import operator
 
 import numpy as np
 
 from .. import backend
 from ..dtypes import numpy_dtype, int32
-from ..tensor import convert_to_tensor, wrap
-from .math import maximum, sqrt
-from .reduce import reduce_max, reduce_min
+from ..primitive import define
+from ..tensor import convert_to_tensor
+from .math import cast, equal, greater_equal, less, maximum, sqrt
+from .reduce import reduce_max, reduce_min, reduce_mean
 from .shape import _scatter, expand_dims, getitem, reshape, where
-from .stats import reduce_prod
+from .stats import reduce_all, reduce_any, reduce_prod
 
 Unique = collections.namedtuple("Unique", ["y", "idx"])
 
@@ -27,7 +32,18 @@ def _segment_ids(name, data, segment_ids):
     if data.shape[:ids.ndim] != ids.shape:
         raise ValueError(f"{name}: segment_ids of shape {ids.shape} do not match the leading "
                          f"axes of data of shape {data.shape}")
-    return ids._value
+    return ids
+
+
+def _in_range(ids, *, num_segments):
+    """``ids`` as index positions, those outside [0, num_segments) sent to the extra row
+    ``num_segments`` (which the sums drop)."""
+    xp = backend.array_module(ids)
+    keep = (ids >= 0) & (ids < num_segments)
+    return xp.where(keep, ids, num_segments).astype(np.intp)
+
+
+in_range = define("segment_rows", _in_range)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
@@ -36,20 +52,25 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     data = convert_to_tensor(data)
     ids = _segment_ids("unsorted_segment_sum", data, segment_ids)
     num_segments = int(num_segments)
-    xp = backend.array_module(ids)
-    keep = (ids >= 0) & (ids < num_segments)
-    shape = (num_segments,) + data.shape[ids.ndim:]
-    if not bool(keep.all()):
-        data, ids = getitem(data, keep), ids[keep]
-    return _scatter(data, key=(xp.asarray(ids, dtype=np.intp),), advanced=True, shape=shape)
+    rows = in_range(ids, num_segments=num_segments)
+    shape = (num_segments + 1,) + data.shape[ids.ndim:]
+    return _scatter(data, key=(rows._value,), advanced=True, shape=shape)[:num_segments]
 
 
-def _counts(ids, num_segments, like):
+def _counts_array(ids, *, num_segments, dtype, ndim):
     xp = backend.array_module(ids)
     flat = ids.reshape(-1)
     flat = flat[(flat >= 0) & (flat < num_segments)]
-    counts = xp.bincount(flat, minlength=num_segments)[:num_segments].astype(like.dtype)
-    return wrap(counts.reshape((num_segments,) + (1,) * (like.ndim - ids.ndim)))
+    counts = xp.bincount(flat, minlength=num_segments)[:num_segments].astype(dtype)
+    return counts.reshape((num_segments,) + (1,) * (ndim - ids.ndim))
+
+
+_counts_op = define("segment_counts", _counts_array)
+
+
+def _counts(ids, num_segments, like):
+    """Each segment's row count, shaped to divide ``like``'s segment rows."""
+    return _counts_op(ids, num_segments=num_segments, dtype=like.dtype, ndim=like.ndim)
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
@@ -65,9 +86,33 @@ def _sorted_segments(name, data, segment_ids):
     ids = _segment_ids(name, data, segment_ids)
     if ids.ndim != 1:
         raise ValueError(f"{name}: segment_ids must be 1-D, got shape {tuple(ids.shape)}")
-    if ids.size and bool((ids[1:] < ids[:-1]).any()):
+    if not ids.shape[0]:
+        return data, 0
+    if bool(reduce_any(less(ids[1:], ids[:-1]))):
         raise ValueError(f"{name}: segment_ids must be sorted")
-    return data, (int(ids[-1]) + 1 if ids.size else 0)
+    return data, operator.index(ids[-1]) + 1  # (traced: checked on every call)
+
+
+def _first_appearances_array(x):
+    """Where each distinct value of ``x`` first appears, in order of appearance."""
+    xp = backend.array_module(x)
+    _, first = xp.unique(x, return_index=True)
+    return xp.sort(first)
+
+
+def _unique_positions_array(x, *, dtype):
+    """For each element of ``x``, the position of its value among the distinct values in order
+    of first appearance."""
+    xp = backend.array_module(x)
+    _, first, inverse = xp.unique(x, return_index=True, return_inverse=True)
+    order = xp.argsort(first, kind="stable")  # sorted values -> order of appearance
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(order.size)
+    return rank[inverse.reshape(-1)].astype(dtype)
+
+
+_first_appearances = define("unique_first", _first_appearances_array, dynamic_shape=True)
+_unique_positions = define("unique_positions", _unique_positions_array)
 
 
 def unique(x, out_idx=int32, name=None):
@@ -76,61 +121,89 @@ def unique(x, out_idx=int32, name=None):
     x = convert_to_tensor(x)
     if x.ndim != 1:
         raise ValueError(f"unique: x must be 1-D, got shape {x.shape}")
-    raw = x._value
-    xp = backend.array_module(raw)
-    values, first, inverse = xp.unique(raw, return_index=True, return_inverse=True)
-    order = xp.argsort(first, kind="stable")  # sorted values -> order of appearance
-    rank = xp.empty_like(order)
-    rank[order] = xp.arange(order.size)
-    return Unique(wrap(values[order]), wrap(rank[inverse.reshape(-1)].astype(numpy_dtype(out_idx))))
+    return Unique(getitem(x, _first_appearances(x)),
+                  _unique_positions(x, dtype=numpy_dtype(out_idx)))
+
+
+def _bincount_array(arr, *weights, minlength, maxlength, binary_output, dtype):
+    raw = backend.to_host(arr).reshape(-1)
+    if raw.size and raw.min() < 0:
+        raise ValueError(f"arr must be non-negative, found {raw.min()}")
+    w = backend.to_host(weights[0]).reshape(-1) if weights else None
+    counts = np.bincount(raw, weights=w, minlength=minlength)
+    if maxlength is not None:
+        counts = counts[:maxlength]
+    if binary_output:
+        counts = counts > 0
+    return backend.to_backend(counts.astype(dtype))
+
+
+_bincount = define("bincount", _bincount_array, dynamic_shape=True)
 
 
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype="int32", name=None,
              axis=None, binary_output=False):
     """How often each value 0, 1, ... occurs in the non-negative integers ``arr`` (or the sum of
     their ``weights``)."""
-    arr = convert_to_tensor(arr)
-    raw = backend.to_host(arr._value).reshape(-1)
-    if raw.size and raw.min() < 0:
-        raise ValueError(f"bincount: arr must be non-negative, found {raw.min()}")
-    w = None if weights is None else backend.to_host(convert_to_tensor(weights)._value).reshape(-1)
-    counts = np.bincount(raw, weights=w, minlength=int(minlength or 0))
-    if maxlength is not None:
-        counts = counts[:int(maxlength)]
-    if binary_output:
-        counts = counts > 0
-    out_dtype = numpy_dtype(dtype) if w is None else convert_to_tensor(weights).dtype
-    return wrap(backend.to_backend(counts.astype(out_dtype)))
+    arrays = (convert_to_tensor(arr),) if weights is None else (
+        convert_to_tensor(arr), convert_to_tensor(weights))
+    return _bincount(*arrays, minlength=int(minlength or 0),
+                     maxlength=None if maxlength is None else int(maxlength),
+                     binary_output=bool(binary_output),
+                     dtype=numpy_dtype(dtype) if weights is None else arrays[1].dtype)
+
+
+def _confusion_array(labels, predictions, *weights, num_classes, dtype):
+    labels = backend.to_host(labels).reshape(-1).astype(np.int64)
+    predictions = backend.to_host(predictions).reshape(-1).astype(np.int64)
+    w = backend.to_host(weights[0]).reshape(-1) if weights else np.ones(labels.size)
+    matrix = np.zeros((num_classes, num_classes), dtype=np.float64)
+    np.add.at(matrix, (labels, predictions), w)
+    return backend.to_backend(matrix.astype(dtype))
+
+
+_confusion = define("confusion_matrix", _confusion_array)
 
 
 def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype="int32",
                      name=None):
     """``m[i, j]``: how many examples of label ``i`` were predicted ``j`` (or their weights)."""
-    labels = backend.to_host(convert_to_tensor(labels)._value).reshape(-1).astype(np.int64)
-    predictions = backend.to_host(convert_to_tensor(predictions)._value).reshape(-1).astype(
-        np.int64)
-    if labels.shape != predictions.shape:
-        raise ValueError(f"confusion_matrix: {labels.size} labels but {predictions.size} "
-                         f"predictions")
-    n = int(num_classes) if num_classes is not None else int(
-        max(labels.max(initial=-1), predictions.max(initial=-1)) + 1)
-    w = (np.ones(labels.size) if weights is None
-         else backend.to_host(convert_to_tensor(weights)._value).reshape(-1))
-    matrix = np.zeros((n, n), dtype=np.float64)
-    np.add.at(matrix, (labels, predictions), w)
-    return wrap(backend.to_backend(matrix.astype(numpy_dtype(dtype))))
+    labels, predictions = convert_to_tensor(labels), convert_to_tensor(predictions)
+    if labels.shape[0] != predictions.shape[0] or labels.ndim != predictions.ndim:
+        raise ValueError(f"confusion_matrix: labels of shape {labels.shape} but predictions of "
+                         f"shape {predictions.shape}")
+    n = int(num_classes) if num_classes is not None else (
+        operator.index(maximum(reduce_max(labels), reduce_max(predictions))) + 1
+        if labels.shape[0] else 0)
+    arrays = (labels, predictions) if weights is None else (
+        labels, predictions, convert_to_tensor(weights))
+    return _confusion(*arrays, num_classes=n, dtype=numpy_dtype(dtype))
+
+
+def _in_top_k_array(targets, predictions, *, k):
+    xp = backend.array_module(predictions)
+    targets = xp.asarray(targets).astype(np.intp)
+    target_values = xp.take_along_axis(predictions, targets[:, None], axis=1)
+    return (predictions > target_values).sum(axis=1) < k
+
+
+_in_top_k = define("in_top_k", _in_top_k_array)
 
 
 def in_top_k(targets, predictions, k, name=None):
     """Whether each row's target class is among its ``k`` largest predictions (ties count in,
     as in TensorFlow)."""
-    predictions = convert_to_tensor(predictions)
-    raw = predictions._value
-    xp = backend.array_module(raw)
-    targets = xp.asarray(convert_to_tensor(targets)._value).astype(np.intp)
-    target_values = xp.take_along_axis(raw, targets[:, None], axis=1)
-    larger = (raw > target_values).sum(axis=1)
-    return wrap(larger < int(k))
+    return _in_top_k(convert_to_tensor(targets), convert_to_tensor(predictions), k=int(k))
+
+
+def _searchsorted_array(seq, vals, *, side, dtype):
+    s = backend.to_host(seq).reshape(-1, seq.shape[-1] if seq.ndim else 1)
+    v = backend.to_host(vals).reshape(s.shape[0], -1)
+    out = np.stack([np.searchsorted(a, b, side=side) for a, b in zip(s, v)])
+    return backend.to_backend(out.reshape(vals.shape).astype(dtype))
+
+
+_searchsorted = define("searchsorted", _searchsorted_array)
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=int32, name=None):
@@ -141,28 +214,27 @@ def searchsorted(sorted_sequence, values, side="left", out_type=int32, name=None
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if seq.shape[:-1] != vals.shape[:-1]:
         raise ValueError(f"searchsorted: leading axes of {seq.shape} and {vals.shape} differ")
-    s = backend.to_host(seq._value).reshape(-1, seq.shape[-1] if seq.ndim else 1)
-    v = backend.to_host(vals._value).reshape(s.shape[0], -1)
-    out = np.stack([np.searchsorted(a, b, side=side) for a, b in zip(s, v)])
-    return wrap(backend.to_backend(out.reshape(vals.shape).astype(numpy_dtype(out_type))))
+    return _searchsorted(seq, vals, side=side, dtype=numpy_dtype(out_type))
 
 
-def invert_permutation(x, name=None):
+def _invert_permutation(x):
     """The permutation ``y`` with ``y[x[i]] = i``."""
-    raw = convert_to_tensor(x)._value
-    xp = backend.array_module(raw)
-    if sorted(backend.to_host(raw).tolist()) != list(range(raw.size)):
-        raise ValueError(f"invert_permutation: {backend.to_host(raw).tolist()} is not a "
-                         f"permutation of 0..{raw.size - 1}")
-    out = xp.empty_like(raw)
-    out[raw] = xp.arange(raw.size, dtype=raw.dtype)
-    return wrap(out)
+    xp = backend.array_module(x)
+    if sorted(backend.to_host(x).tolist()) != list(range(x.size)):
+        raise ValueError(f"{backend.to_host(x).tolist()} is not a permutation of "
+                         f"0..{x.size - 1}")
+    out = xp.empty_like(x)
+    out[x] = xp.arange(x.size, dtype=x.dtype)
+    return out
+
+
+invert_permutation = define("invert_permutation", _invert_permutation)
 
 
 def zero_fraction(value, name=None):
     """The fraction of entries that are 0, as float32."""
-    raw = convert_to_tensor(value)._value
-    return wrap(backend.array_module(raw).asarray((raw == 0).mean(), dtype=np.float32))
+    value = convert_to_tensor(value)
+    return reduce_mean(cast(equal(value, 0), np.float32))
 
 
 # --- segment reductions other than sums: one masked dense reduction per segment -------------------
@@ -174,11 +246,12 @@ def _segment_table(name, data, segment_ids, num_segments, fill):
     data = convert_to_tensor(data)
     ids = _segment_ids(name, data, segment_ids)
     rows = data.shape[ids.ndim:]
-    member = backend.array_module(ids).arange(int(num_segments))[:, None] == ids.reshape(1, -1)
-    mask = wrap(member.reshape(member.shape + (1,) * len(rows)))
+    segments = backend.array_module(ids._value).arange(int(num_segments))
+    member = equal(reshape(segments, (-1, 1)), reshape(ids, (1, -1)))
+    mask = reshape(member, tuple(member.shape) + (1,) * len(rows))
     table = where(mask, expand_dims(reshape(data, (-1,) + rows), 0),
                   convert_to_tensor(fill, data.dtype))
-    return table, wrap(member.any(axis=1).reshape((-1,) + (1,) * len(rows)))
+    return table, reshape(reduce_any(member, axis=1), (-1,) + (1,) * len(rows))
 
 
 def _segment_extreme(name, reduce, lowest):
@@ -234,11 +307,11 @@ segment_prod = _sorted(unsorted_segment_prod, "segment_prod")
 
 def is_non_decreasing(x, name=None):
     """Whether the entries of ``x`` (read in order) never decrease: a bool scalar."""
-    raw = backend.to_host(convert_to_tensor(x)._value).reshape(-1)
-    return wrap(backend.to_backend(np.asarray(bool((raw[1:] >= raw[:-1]).all()))))
+    flat = reshape(convert_to_tensor(x), (-1,))
+    return reduce_all(greater_equal(flat[1:], flat[:-1]))
 
 
 def is_strictly_increasing(x, name=None):
     """Whether the entries of ``x`` (read in order) always increase: a bool scalar."""
-    raw = backend.to_host(convert_to_tensor(x)._value).reshape(-1)
-    return wrap(backend.to_backend(np.asarray(bool((raw[1:] > raw[:-1]).all()))))
+    flat = reshape(convert_to_tensor(x), (-1,))
+    return reduce_all(less(flat[:-1], flat[1:]))

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..indexed_slices import IndexedSlices, from_arrays
-from ..primitive import primitive
+from ..primitive import define, primitive
 from ..tensor import Tensor, convert_to_tensor
 
 
@@ -145,7 +145,13 @@ def _getitem_vjp(g, out, x, key, advanced):
                     shape=g.shape[:lead] + x.shape)
 
 
-@primitive(_getitem_vjp)
+def _masks(params):
+    """Whether a key holds a boolean mask (the values then decide the result's shape)."""
+    return params["advanced"] and any(getattr(k, "dtype", None) == np.bool_
+                                      for k in params["key"])
+
+
+@primitive(_getitem_vjp, dynamic_shape=_masks)
 def _getitem(x, key, advanced):
     return x[key]
 
@@ -205,8 +211,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     axis = _axes(axis, params.ndim)[0]
     if axis == 0:
         return _gather(params, indices)
-    return getitem(params, (slice(None),) * axis + (backend.array_module(indices._value).asarray(
-        indices._value),))
+    return getitem(params, (slice(None),) * axis + (indices,))
 
 
 # --- selecting -----------------------------------------------------------------------------------
@@ -221,12 +226,18 @@ def _where(condition, x, y):
     return backend.array_module(x).where(condition, x, y)
 
 
+def _argwhere_array(condition):
+    return backend.array_module(condition).argwhere(condition).astype(np.int64)
+
+
+_argwhere = define("where", _argwhere_array, dynamic_shape=True)
+
+
 def where(condition, x=None, y=None, name=None):
     """Elements of ``x`` where ``condition`` holds, else of ``y``; with neither, the true indices."""
     condition = convert_to_tensor(condition)
     if x is None and y is None:
-        return Tensor(backend.array_module(condition._value).argwhere(condition._value)
-                      .astype(np.int64))
+        return _argwhere(condition)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     if not isinstance(x, Tensor):

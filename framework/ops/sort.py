@@ -1,15 +1,16 @@
 """Sorting and selecting by rank: ``sort``, ``argsort``, ``top_k``.
 
-The order is worked out on raw arrays (it has no derivative); the values are then read from the
-input with one advanced index (``take_along_axis``), whose gradient is ``getitem``'s: each
-selected element's cotangent goes back to where it came from. Ties keep the lower index first,
+The order is a primitive of its own (``order``, with no derivative); the values are then read
+from the input with one advanced index (``take_along_axis``), whose gradient is ``getitem``'s:
+each selected element's cotangent goes back to where it came from. Ties keep the lower index first,
 as TensorFlow's ``top_k`` (and so its ``sort`` and ``argsort``) does.
 """
 import collections
 
 from .. import backend
 from ..dtypes import numpy_dtype, int32
-from ..tensor import convert_to_tensor, wrap
+from ..primitive import define
+from ..tensor import convert_to_tensor
 from .shape import _axes, getitem
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
@@ -17,9 +18,9 @@ ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
 
 
 def take_along_axis(x, indices, axis):
-    """``x``'s elements at ``indices`` (raw integer array shaped like ``x`` but along ``axis``),
-    as NumPy's ``take_along_axis``, differentiable in ``x``."""
-    xp = backend.array_module(indices)
+    """``x``'s elements at ``indices`` (an integer tensor shaped like ``x`` but along
+    ``axis``), as NumPy's ``take_along_axis``, differentiable in ``x``."""
+    xp = backend.array_module(indices._value)
     key = []
     for a, d in enumerate(indices.shape):
         if a == axis:
@@ -29,14 +30,22 @@ def take_along_axis(x, indices, axis):
     return getitem(x, tuple(key))
 
 
-def _order(raw, axis, descending):
-    """Indices that sort ``raw`` along ``axis``, ties by increasing index."""
+def _order(raw, *, axis, descending, k=None, dtype=int32):
+    """Indices that sort ``raw`` along ``axis`` (the first ``k`` of them), ties by increasing
+    index."""
     xp = backend.array_module(raw)
     if not descending:
-        return xp.argsort(raw, axis=axis, kind="stable")
-    n = raw.shape[axis]
-    flipped = xp.flip(raw, axis)
-    return (n - 1) - xp.flip(xp.argsort(flipped, axis=axis, kind="stable"), axis)
+        order = xp.argsort(raw, axis=axis, kind="stable")
+    else:
+        n = raw.shape[axis]
+        flipped = xp.flip(raw, axis)
+        order = (n - 1) - xp.flip(xp.argsort(flipped, axis=axis, kind="stable"), axis)
+    if k is not None:
+        order = order[(slice(None),) * axis + (slice(0, k),)]
+    return order.astype(dtype)
+
+
+order = define("order", _order)
 
 
 def _direction(direction, name):
@@ -51,7 +60,7 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     x = convert_to_tensor(values)
     descending = _direction(direction, "argsort")
     axis = _axes(axis, x.ndim)[0]
-    return wrap(_order(x._value, axis, descending).astype(int32))
+    return order(x, axis=axis, descending=descending)
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
@@ -59,7 +68,7 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
     x = convert_to_tensor(values)
     descending = _direction(direction, "sort")
     axis = _axes(axis, x.ndim)[0]
-    return take_along_axis(x, _order(x._value, axis, descending), axis)
+    return take_along_axis(x, order(x, axis=axis, descending=descending), axis)
 
 
 def top_k(input, k=1, sorted=True, index_type=int32, name=None):  # noqa: A002
@@ -71,9 +80,8 @@ def top_k(input, k=1, sorted=True, index_type=int32, name=None):  # noqa: A002
     if not 0 <= k <= x.shape[-1]:
         raise ValueError(f"top_k: k = {k} is out of range for a last axis of size "
                          f"{x.shape[-1]} (input shape {x.shape})")
-    indices = _order(x._value, x.ndim - 1, True)[..., :k]
-    values = take_along_axis(x, indices, x.ndim - 1)
-    return TopKV2(values, wrap(indices.astype(numpy_dtype(index_type))))
+    indices = order(x, axis=x.ndim - 1, descending=True, k=k, dtype=numpy_dtype(index_type))
+    return TopKV2(take_along_axis(x, indices, x.ndim - 1), indices)
 
 
 def _approx_k(operand, k, reduction_dimension, largest):
@@ -82,9 +90,8 @@ def _approx_k(operand, k, reduction_dimension, largest):
     if not 0 <= int(k) <= x.shape[axis]:
         raise ValueError(f"approx_{'max' if largest else 'min'}_k: k = {k} is out of range for "
                          f"a dimension of size {x.shape[axis]}")
-    order = _order(x._value, axis, largest)
-    indices = order[(slice(None),) * axis + (slice(0, int(k)),)]
-    return ApproxTopK(take_along_axis(x, indices, axis), wrap(indices.astype(int32)))
+    indices = order(x, axis=axis, descending=largest, k=int(k))
+    return ApproxTopK(take_along_axis(x, indices, axis), indices)
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,

@@ -18,6 +18,7 @@ from .dtypes import numpy_dtype as _numpy_dtype
 from .tensor import Variable
 from .tensor import convert_to_tensor as _convert_to_tensor
 from .tensor import wrap as _wrap
+from .primitive import define as _define
 from .trace_hooks import replayed as _replayed  # (traced: drawn afresh on every call)
 
 _global = {"rng": np.random.default_rng()}
@@ -164,23 +165,33 @@ def _normal_values(words, shape, mean, stddev, dtype, op):
     return _out(values[:count].reshape(shape) * dtype.type(stddev) + dtype.type(mean), dtype)
 
 
-@_replayed  # (a seed given as a tensor may change between fw.function calls)
+def _stateless_array(seed, *, values, shape, low, high, dtype, op):
+    """The numbers of a stateless op for the seed array: a function of the seed alone, so an
+    op (a primitive without gradient) that a trace reads on every call."""
+    seed = _seed_pair(seed, op)
+    return values(lambda n: philox.words(seed, n), shape, low, high, dtype, op)._value
+
+
+_stateless = _define("stateless_random", _stateless_array)
+
+
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=float32, name=None,
                       alg="auto_select"):
     """``tf.random.stateless_uniform``: TensorFlow's numbers for ``seed`` (two integers)."""
-    seed = _seed_pair(seed, "stateless_uniform")
-    return _uniform_values(lambda n: philox.words(seed, n), shape, minval, maxval, dtype,
-                           "stateless_uniform")
+    return _stateless(_seed_tensor(seed), values=_uniform_values, shape=_shape(shape),
+                      low=minval, high=maxval, dtype=dtype, op="stateless_uniform")
 
 
-@_replayed
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=float32, name=None,
                      alg="auto_select"):
     """``tf.random.stateless_normal``: TensorFlow's Box-Muller on its Philox stream for
     ``seed`` (within an ulp or two of its float32 values)."""
-    seed = _seed_pair(seed, "stateless_normal")
-    return _normal_values(lambda n: philox.words(seed, n), shape, mean, stddev, dtype,
-                          "stateless_normal")
+    return _stateless(_seed_tensor(seed), values=_normal_values, shape=_shape(shape),
+                      low=mean, high=stddev, dtype=dtype, op="stateless_normal")
+
+
+def _seed_tensor(seed):
+    return _convert_to_tensor(list(seed) if isinstance(seed, tuple) else seed)
 
 
 def _stateless_split(seed, num=2, alg="auto_select"):

@@ -10,9 +10,8 @@ import numpy as np
 
 from .. import backend
 from ..registry import snake_case
-from ..primitive import define
-from ..tensor import convert_to_tensor, wrap
-from .base import METRICS, MeanMetricWrapper, arrays, same_rank
+from ..ops import sqrt
+from .base import METRICS, MeanMetricWrapper, metric_op, same_rank
 
 
 def _float(matches):
@@ -20,16 +19,10 @@ def _float(matches):
 
 
 def _values(fn):
-    """Make a raw-array function public: a primitive without gradient (a metric's value has
-    none), so tapes and ``fw.function`` see it like any op; it takes anything (tensors,
-    arrays, lists) and returns an fw tensor."""
-    name = fn.__name__.lstrip("_")
-    op = define(name, lambda y_true, y_pred, **kwargs: fn(y_true, y_pred, **kwargs))
-
-    def public(y_true, y_pred, **kwargs):
-        return op(*[convert_to_tensor(a) for a in arrays(y_true, y_pred)], **kwargs)
-    public.__name__, public.__doc__ = name, fn.__doc__
-    public.raw = fn
+    """A per-sample function on arrays as a public one (``metric_op``: it takes tensors,
+    arrays or lists and returns a tensor)."""
+    public = metric_op(fn.__name__.lstrip("_"), fn)
+    public.__name__, public.__doc__ = fn.__name__.lstrip("_"), fn.__doc__
     return public
 
 
@@ -112,6 +105,9 @@ categorical_accuracy = _values(_categorical_accuracy)
 sparse_categorical_accuracy = _values(_sparse_categorical_accuracy)
 top_k_categorical_accuracy = _values(_top_k_categorical_accuracy)
 sparse_top_k_categorical_accuracy = _values(_sparse_top_k_categorical_accuracy)
+_mean_squared_error_op = _values(_mean_squared_error)
+_mean_absolute_error_op = _values(_mean_absolute_error)
+_squared_error_op = _values(_squared_error)
 
 
 class _Wrapped(MeanMetricWrapper):
@@ -132,13 +128,13 @@ class _Wrapped(MeanMetricWrapper):
 @METRICS.register
 class Accuracy(_Wrapped):
     """How often y_pred equals y_true exactly."""
-    _per_sample = staticmethod(_accuracy)
+    _per_sample = staticmethod(accuracy)
 
 
 @METRICS.register
 class BinaryAccuracy(_Wrapped):
     """How often ``y_pred > threshold`` matches the 0/1 label."""
-    _per_sample = staticmethod(_binary_accuracy)
+    _per_sample = staticmethod(binary_accuracy)
 
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
         super().__init__(name, dtype, threshold=threshold)
@@ -148,13 +144,13 @@ class BinaryAccuracy(_Wrapped):
 @METRICS.register
 class CategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is one-hot y_true's."""
-    _per_sample = staticmethod(_categorical_accuracy)
+    _per_sample = staticmethod(categorical_accuracy)
 
 
 @METRICS.register
 class SparseCategoricalAccuracy(_Wrapped):
     """How often y_pred's argmax is the integer label."""
-    _per_sample = staticmethod(_sparse_categorical_accuracy)
+    _per_sample = staticmethod(sparse_categorical_accuracy)
 
 
 class _TopK(_Wrapped):
@@ -168,32 +164,31 @@ class _TopK(_Wrapped):
 @METRICS.register
 class TopKCategoricalAccuracy(_TopK):
     """How often one-hot y_true's class is among y_pred's ``k`` highest scores."""
-    _per_sample = staticmethod(_top_k_categorical_accuracy)
+    _per_sample = staticmethod(top_k_categorical_accuracy)
 
 
 @METRICS.register
 class SparseTopKCategoricalAccuracy(_TopK):
     """How often the integer label is among y_pred's ``k`` highest scores."""
-    _per_sample = staticmethod(_sparse_top_k_categorical_accuracy)
+    _per_sample = staticmethod(sparse_top_k_categorical_accuracy)
 
 
 @METRICS.register(aliases=("mse", "MSE"))
 class MeanSquaredError(_Wrapped):
     """The mean over samples of the mean squared error over the last axis."""
-    _per_sample = staticmethod(_mean_squared_error)
+    _per_sample = staticmethod(_mean_squared_error_op)
 
 
 @METRICS.register(aliases=("mae", "MAE"))
 class MeanAbsoluteError(_Wrapped):
     """The mean over samples of the mean absolute error over the last axis."""
-    _per_sample = staticmethod(_mean_absolute_error)
+    _per_sample = staticmethod(_mean_absolute_error_op)
 
 
 @METRICS.register
 class RootMeanSquaredError(_Wrapped):
     """sqrt of the (weighted) mean squared error over every element seen."""
-    _per_sample = staticmethod(_squared_error)
+    _per_sample = staticmethod(_squared_error_op)
 
     def result(self):
-        mean = super().result()._value
-        return wrap(backend.array_module(mean).sqrt(mean))
+        return sqrt(super().result())

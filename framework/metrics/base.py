@@ -3,17 +3,20 @@
 
 A metric's state lives in non-trainable ``fw.Variable``s that only ever add up (totals, counts,
 confusion counts), as Keras's do with ``aggregation="sum"``: so states from several shards of
-the data (MPI ranks) combine by adding their variables. Updates are computed on raw arrays with
-the arrays' own module (NumPy or CuPy): a metric is never differentiated, and the runner
-updates one after every training step, so it must cost little.
+the data (MPI ranks) combine by adding their variables. An update's arithmetic runs on the
+arrays' own module (NumPy or CuPy) inside primitives without gradient (``metric_op``): a metric
+is never differentiated, and the runner updates one after every training step, so it must cost
+little; being ops, they pass the one gate, and the variables change through ``assign_add``, so
+a traced step updates its metrics on every call.
 """
 import numpy as np
 
 from .. import backend
 from ..dtypes import numpy_dtype
+from ..ops.elementwise import divide_no_nan as ops_divide_no_nan
+from ..primitive import define
 from ..registry import Registry, snake_case
-from ..tensor import Tensor, Variable, mark_updated, wrap
-from ..trace_hooks import replayed
+from ..tensor import Tensor, Variable, convert_to_tensor
 
 METRICS = Registry("metric")
 
@@ -98,14 +101,6 @@ class Metric:
         """Keras's older name for ``add_variable``."""
         return self.add_variable(shape, initializer, dtype=dtype, name=name)
 
-    def __init_subclass__(cls, **kwargs):
-        """A traced fw.function updates and reads a metric on every call (its arithmetic is
-        on raw arrays, which a trace would otherwise freeze)."""
-        super().__init_subclass__(**kwargs)
-        for name in ("update_state", "result"):
-            if name in cls.__dict__:
-                setattr(cls, name, replayed(cls.__dict__[name]))
-
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define update_state")
 
@@ -133,20 +128,39 @@ class Metric:
 
 
 def add_to(*pairs):
-    """``variable += delta`` for each ``(variable, delta)`` pair, a raw ``delta`` from either
-    device: all checked first, then added in place and marked updated at once (as an
-    optimizer's step), since the runner updates its metrics after every training step."""
-    checked = []
+    """``variable.assign_add(delta)`` for each ``(variable, delta)`` pair (deltas are tensors,
+    computed by ops): all shapes checked first, so a failed update changes no variable."""
     for variable, delta in pairs:
-        if backend.is_device_array(delta) != backend.is_device_array(variable._value):
-            delta = backend.to_device(delta, variable.device)
-        if delta.shape not in ((), variable.shape):
-            raise ValueError(f"cannot add a value of shape {delta.shape} to metric variable "
-                             f"'{variable.name}' of shape {variable.shape}")
-        checked.append((variable, delta))
-    for variable, delta in checked:
-        variable._value += delta
-    mark_updated([variable for variable, _ in checked])
+        if tuple(delta.shape) not in ((), variable.shape):
+            raise ValueError(f"cannot add a value of shape {tuple(delta.shape)} to metric "
+                             f"variable '{variable.name}' of shape {variable.shape}")
+    for variable, delta in pairs:
+        variable.assign_add(delta)
+
+
+def metric_op(name, forward):
+    """A metric's arithmetic on arrays as a primitive without gradient (a metric's value has
+    none): tapes and ``fw.function`` see it like any op, so a traced step updates and reads
+    its metrics on every call. It takes anything (tensors, arrays, lists; None for an absent
+    weight) and returns a tensor."""
+    op = define(name, lambda *values, **params: forward(*_present(values, params), **params))
+
+    def call(*values, **params):
+        given = tuple(v is not None for v in values)
+        tensors = [convert_to_tensor(v) for v in values if v is not None]
+        device = next((t.device for t in tensors if t.device != "cpu"), None)
+        if device is not None:  # labels given as NumPy arrays meet device predictions
+            tensors = [t if t.device == device else convert_to_tensor(
+                backend.to_device(t._value, "gpu")) for t in tensors]
+        return op(*tensors, given=given, **params)
+    return call
+
+
+def _present(values, params):
+    """The arrays of a metric op's arguments with None back where none was given."""
+    given = params.pop("given")
+    values = iter(values)
+    return [next(values) if g else None for g in given]
 
 
 def divide_no_nan(a, b):
@@ -179,6 +193,24 @@ def reduce_to_samplewise(values, sample_weight, reduce, dtype):
     return reduced(values, range(1, values.ndim)), sample_weight
 
 
+def _weighted_sum_array(values, sample_weight, *, dtype):
+    values, _ = reduce_to_samplewise(values, sample_weight, "sum", dtype)
+    return values.sum()
+
+
+def _weighted_mean_parts_array(values, sample_weight, *, dtype):
+    """``[sum of the weighted per-sample values, their count or summed weights]``."""
+    values, sample_weight = reduce_to_samplewise(values, sample_weight, "mean", dtype)
+    xp = backend.array_module(values)
+    count = sample_weight.sum() if sample_weight is not None else (
+        values.shape[0] if values.ndim else 1)
+    return xp.stack([values.sum(), xp.asarray(count, dtype=dtype)])
+
+
+_weighted_sum = metric_op("weighted_sum", _weighted_sum_array)
+_weighted_mean_parts = metric_op("weighted_mean", _weighted_mean_parts_array)
+
+
 @METRICS.register
 class Sum(Metric):
     """The (weighted) sum of the values given; rank-2 values are summed whole."""
@@ -188,11 +220,10 @@ class Sum(Metric):
         self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
-        values, _ = reduce_to_samplewise(*arrays(values, sample_weight), "sum", self._dtype)
-        add_to((self.total, values.sum()))
+        add_to((self.total, _weighted_sum(values, sample_weight, dtype=self._dtype)))
 
     def result(self):
-        return wrap(self.total._value.copy())
+        return self.total.read_value()
 
 
 @METRICS.register
@@ -206,19 +237,11 @@ class Mean(Metric):
         self.count = self.add_variable((), name="count")
 
     def update_state(self, values, sample_weight=None):
-        values, sample_weight = arrays(values, sample_weight)
-        self._add_values(values, sample_weight)
-
-    def _add_values(self, values, sample_weight):
-        values, sample_weight = reduce_to_samplewise(values, sample_weight, "mean", self._dtype)
-        if sample_weight is not None:
-            count = sample_weight.sum()
-        else:
-            count = self._dtype.type(values.shape[0] if values.ndim else 1)
-        add_to((self.total, values.sum()), (self.count, count))
+        total_and_count = _weighted_mean_parts(values, sample_weight, dtype=self._dtype)
+        add_to((self.total, total_and_count[0]), (self.count, total_and_count[1]))
 
     def result(self):
-        return wrap(divide_no_nan(self.total._value, self.count._value))
+        return ops_divide_no_nan(self.total, self.count)
 
 
 @METRICS.register
@@ -233,10 +256,7 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred, sample_weight = arrays(y_true, y_pred, sample_weight)
-        values = self._fn(y_true, y_pred, **self._fn_kwargs)
-        values = values._value if isinstance(values, Tensor) else values
-        self._add_values(values, sample_weight)
+        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
     def get_config(self):
         return {**super().get_config(), "fn": getattr(self._fn, "__name__", repr(self._fn)),

@@ -5,24 +5,22 @@ prediction is positive when strictly greater than the threshold (Keras's rule). 
 Keras's 200 thresholds by default, evenly spaced with the ends moved out by 1e-7 so that
 predictions of exactly 0 and 1 fall inside; with evenly spaced thresholds every prediction is
 put in its bucket once and the counts are cumulative sums, as Keras computes them, rather than
-one comparison per threshold.
+one comparison per threshold. The counting and the curves' arithmetic run on arrays inside
+primitives without gradient (``metric_op``); the counts add up through ``assign_add``.
 """
 import numpy as np
 
 from .. import backend
 from ..losses import EPSILON
-from ..tensor import wrap
-from .base import METRICS, Metric, add_to, arrays, divide_no_nan, same_rank
+from .base import METRICS, Metric, add_to, divide_no_nan, metric_op, same_rank
 
 NEG_INF = -1e10  # Keras's stand-in for -inf: the threshold of top_k, and the score it masks
 
 
-def _prepare(metric, y_true, y_pred, sample_weight, top_k=None, class_id=None):
+def _prepare(metric, y_true, y_pred, sample_weight, top_k=None, class_id=None, dtype=None):
     """Keras's preamble of update_confusion_matrix_variables: float arrays of one rank, the
     weights broadcast to the predictions, the top_k mask and the class_id column applied."""
-    y_true, y_pred, sample_weight = arrays(y_true, y_pred, sample_weight)
     xp = backend.array_module(y_pred)
-    dtype = metric._dtype
     y_pred, y_true = same_rank(y_pred.astype(dtype), y_true.astype(dtype))
     if sample_weight is not None:
         sample_weight = sample_weight.astype(dtype)[..., None]
@@ -31,7 +29,7 @@ def _prepare(metric, y_true, y_pred, sample_weight, top_k=None, class_id=None):
         y_pred = _keep_top_k(y_pred, top_k, xp)
     if class_id is not None:
         if y_pred.ndim == 1:
-            raise ValueError(f"{type(metric).__name__}: with class_id, y_pred must have shape "
+            raise ValueError(f"{metric}: with class_id, y_pred must have shape "
                              f"(num_samples, num_classes), got {y_pred.shape}")
         y_true, y_pred = y_true[..., class_id, None], y_pred[..., class_id, None]
     if sample_weight is not None:
@@ -85,6 +83,32 @@ def _counts_by_bucket(y_true, y_pred, sample_weight, num_thresholds, with_epsilo
     return tp, fp, false_labels.sum() - fp, true_labels.sum() - tp
 
 
+def _confusion_counts_array(y_true, y_pred, sample_weight, *, metric, thresholds, even,
+                            with_epsilon, top_k, class_id, from_logits, dtype):
+    """``(tp, fp, tn, fn)`` at each threshold, stacked: the counts one batch adds."""
+    y_true, y_pred, weights, xp = _prepare(metric, y_true, y_pred, sample_weight, top_k,
+                                           class_id, dtype)
+    if from_logits:
+        y_pred = (1 / (1 + xp.exp(-y_pred))).astype(y_pred.dtype)
+    if even:
+        counts = _counts_by_bucket(y_true, y_pred, weights, len(thresholds), with_epsilon, xp)
+    else:
+        counts = _counts_by_comparison(y_true, y_pred, weights, thresholds, xp)
+    return xp.stack([xp.broadcast_to(c, (len(thresholds),)) for c in counts])
+
+
+_confusion_counts = metric_op("confusion_counts", _confusion_counts_array)
+_KINDS = ("true_positives", "false_positives", "true_negatives", "false_negatives")
+
+
+def _ratio_array(tp, other, *, single):
+    value = divide_no_nan(tp, tp + other)
+    return value[0] if single else value
+
+
+_ratio = metric_op("confusion_ratio", _ratio_array)
+
+
 def _evenly_spaced(thresholds):
     """Keras's is_evenly_distributed_thresholds: 0, 1/(n-1), ..., 1 for n >= 3."""
     n = len(thresholds)
@@ -116,20 +140,15 @@ class _ThresholdMetric(Metric):
             setattr(self, kind, self.add_variable((len(self.thresholds),), name=kind))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred, weights, xp = _prepare(self, y_true, y_pred, sample_weight,
-                                               self.top_k, self.class_id)
-        if self._even:
-            counts = _counts_by_bucket(y_true, y_pred, weights, len(self.thresholds), False, xp)
-        else:
-            counts = _counts_by_comparison(y_true, y_pred, weights, self.thresholds, xp)
-        counts = dict(zip(("true_positives", "false_positives", "true_negatives",
-                           "false_negatives"), counts))
-        add_to(*((getattr(self, kind), counts[kind]) for kind in self._kinds))
+        counts = _confusion_counts(
+            y_true, y_pred, sample_weight, metric=type(self).__name__,
+            thresholds=tuple(self.thresholds), even=self._even, with_epsilon=False,
+            top_k=self.top_k, class_id=self.class_id, from_logits=False, dtype=self._dtype)
+        add_to(*((getattr(self, kind), counts[_KINDS.index(kind)]) for kind in self._kinds))
 
     def result(self):
-        tp, other = (getattr(self, kind)._value for kind in self._kinds)
-        value = divide_no_nan(tp, tp + other)
-        return wrap(value[0] if len(self.thresholds) == 1 else value)
+        tp, other = (getattr(self, kind) for kind in self._kinds)
+        return _ratio(tp, other, single=len(self.thresholds) == 1)
 
     def get_config(self):
         return {**super().get_config(), "thresholds": self.init_thresholds,
@@ -198,28 +217,29 @@ class AUC(Metric):
         return list(self._thresholds)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred, weights, xp = _prepare(self, y_true, y_pred, sample_weight)
-        if self.from_logits:
-            y_pred = (1 / (1 + xp.exp(-y_pred))).astype(y_pred.dtype)
-        if self._even:
-            counts = _counts_by_bucket(y_true, y_pred, weights, self.num_thresholds, True, xp)
-        else:
-            counts = _counts_by_comparison(y_true, y_pred, weights, self._thresholds, xp)
-        add_to(*zip(self.variables, counts, strict=True))
+        counts = _confusion_counts(
+            y_true, y_pred, sample_weight, metric="AUC", thresholds=tuple(self._thresholds),
+            even=self._even, with_epsilon=True, top_k=None, class_id=None,
+            from_logits=self.from_logits, dtype=self._dtype)
+        add_to(*((variable, counts[i]) for i, variable in enumerate(self.variables)))
 
     def result(self):
-        tp, fp, tn, fn = (v._value for v in self.variables)
-        if self.curve == "PR" and self.summation_method == "interpolation":
-            return wrap(self._interpolated_pr(tp, fp, fn))
+        return _area(*self.variables, curve=self.curve, summation=self.summation_method)
+
+    @staticmethod
+    def _area_array(tp, fp, tn, fn, *, curve, summation):
+        """The area under the curve from the confusion counts (a Riemann sum)."""
+        if curve == "PR" and summation == "interpolation":
+            return AUC._interpolated_pr(tp, fp, fn)
         recall = divide_no_nan(tp, tp + fn)
-        if self.curve == "ROC":
+        if curve == "ROC":
             x, y = divide_no_nan(fp, fp + tn), recall
         else:
             x, y = recall, divide_no_nan(tp, tp + fp)
         xp = backend.array_module(tp)
         heights = {"interpolation": (y[:-1] + y[1:]) / 2, "minoring": xp.minimum(y[:-1], y[1:]),
-                   "majoring": xp.maximum(y[:-1], y[1:])}[self.summation_method]
-        return wrap(((x[:-1] - x[1:]) * heights).sum().astype(tp.dtype))
+                   "majoring": xp.maximum(y[:-1], y[1:])}[summation]
+        return ((x[:-1] - x[1:]) * heights).sum().astype(tp.dtype)
 
     @staticmethod
     def _interpolated_pr(tp, fp, fn):
@@ -245,3 +265,6 @@ class AUC(Metric):
         if self._given:
             config["thresholds"] = self._thresholds[1:-1]
         return config
+
+
+_area = metric_op("auc", AUC._area_array)

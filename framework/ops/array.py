@@ -16,7 +16,11 @@ from .. import backend
 from ..dtypes import numpy_dtype, float64, int32
 from ..primitive import define, primitive
 from ..tensor import Tensor, convert_to_tensor, wrap_constant
-from .shape import _axes, broadcast_to, concat, expand_dims, getitem, reshape
+from .elementwise import floormod
+from .math import cast, greater, identity, less, maximum, minimum
+from .reduce import reduce_max
+from .shape import (_axes, _scatter, broadcast_to, concat, expand_dims, getitem, reshape, stack,
+                    where)
 
 newaxis = None
 
@@ -51,9 +55,9 @@ def linspace(start, stop, num, name=None, axis=0):
     float64. Differentiable in ``start`` and ``stop``."""
     start, stop = convert_to_tensor(start), convert_to_tensor(stop)
     if start.dtype.kind in "iu":
-        start = _as_float(start, float64)
+        start = cast(start, float64)
     if stop.dtype.kind in "iu":
-        stop = _as_float(stop, float64)
+        stop = cast(stop, float64)
     num = int(num)
     if num < 1:
         raise ValueError(f"linspace: num must be at least 1, got {num}")
@@ -68,11 +72,6 @@ def linspace(start, stop, num, name=None, axis=0):
     steps = wrap_constant(backend.array_module(start._value).arange(1, num - 1, dtype=start.dtype)
                  .reshape(steps_shape))
     return concat([start, start + steps * delta, stop], axis=axis)
-
-
-def _as_float(t, dtype):
-    from .math import cast
-    return cast(t, dtype)
 
 
 lin_space = linspace
@@ -150,7 +149,6 @@ def reverse(tensor, axis, name=None):
 
 def roll(input, shift, axis, name=None):  # noqa: A002
     """Entries shifted cyclically by ``shift`` along ``axis`` (ints or matching lists)."""
-    from .elementwise import floormod
     x = convert_to_tensor(input)
     shifts = _int_list(shift)
     axes = [int(a) for a in _int_list(axis)]
@@ -240,7 +238,6 @@ def gather_nd(params, indices, batch_dims=0, name=None):
 
 def scatter_nd(indices, updates, shape, name=None):
     """Zeros of ``shape`` with ``updates`` added at the index tuples of ``indices``."""
-    from .shape import _scatter
     key = tuple(column._value for column in _index_columns(indices, "scatter_nd"))
     return _scatter(convert_to_tensor(updates), key=key, advanced=True,
                     shape=tuple(int(d) for d in shape))
@@ -269,8 +266,6 @@ def meshgrid(*args, **kwargs):
 
 def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
     """``mask[..., j] = j < lengths[...]``."""
-    from .math import cast, less
-    from .reduce import reduce_max
     lengths = convert_to_tensor(lengths)
     # (traced: a maximum length read from the values is checked on every call)
     maxlen = operator.index(reduce_max(lengths)) if maxlen is None else int(maxlen)
@@ -325,7 +320,6 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """``tensor`` with the entries at the index tuples of ``indices`` replaced by ``updates``
     (the gradient reaches ``tensor`` only where it was kept)."""
-    from .shape import where
     tensor = convert_to_tensor(tensor)
     updates = convert_to_tensor(updates, tensor.dtype)
     return where(scattered_to(indices, updates, tensor.shape),
@@ -334,7 +328,6 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
 
 def scattered_to(indices, updates, shape):
     """Where ``scatter_nd(indices, updates, shape)`` puts an update: a bool tensor."""
-    from .math import greater
     counts = scatter_nd(indices, backend.array_module(updates._value).ones(updates.shape,
                                                                             np.int32), shape)
     return greater(counts, 0)
@@ -343,7 +336,6 @@ def scattered_to(indices, updates, shape):
 # --- small helpers of TensorFlow's top level -------------------------------------------------
 def identity_n(input, name=None):  # noqa: A002
     """Each tensor of the list ``input``, passed through (``identity`` of each)."""
-    from .math import identity
     return [identity(t) for t in input]
 
 
@@ -354,7 +346,6 @@ def shape_n(input, out_type=int32, name=None):  # noqa: A002
 
 def parallel_stack(values, name="parallel_stack"):
     """``stack(values)`` (TensorFlow's variant that needs every shape known; all are here)."""
-    from .shape import stack
     return stack(values)
 
 
@@ -400,7 +391,6 @@ def broadcast_dynamic_shape(shape_x, shape_y):
 
 def saturate_cast(value, dtype, name=None):
     """``value`` cast to ``dtype``, clipped first to the range ``dtype`` can hold."""
-    from .math import cast, maximum, minimum
     x = convert_to_tensor(value)
     dtype = numpy_dtype(dtype)
     if dtype.kind in "iu" and x.dtype.kind in "fiu":

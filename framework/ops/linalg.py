@@ -6,7 +6,7 @@ from .. import backend
 from ..host import matmul as _product
 from ..primitive import primitive
 from ..tensor import convert_to_tensor, wrap_constant
-from .shape import _same_dtype, expand_dims
+from .shape import _same_dtype, broadcast_to, expand_dims, reshape, transpose
 
 
 def _t(x, flag):
@@ -78,12 +78,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
 
 def _drop_axis(x, axis):
     """``x`` without its size-1 axis ``axis`` (-1 or -2)."""
-    from .shape import reshape
     return reshape(x, x.shape[:axis] + x.shape[axis:][1:])
 
 
 def _swap_last(x):
-    from .shape import transpose
     perm = list(range(x.ndim))
     perm[-1], perm[-2] = perm[-2], perm[-1]
     return transpose(x, perm)
@@ -119,7 +117,6 @@ def _parse(equation, shapes):
 
 
 def _einsum_vjp(k, g, out, *operands, equation):
-    from .shape import broadcast_to, reshape
     subs, out_sub = _parse(equation, [o.shape for o in operands])
     target, shape = subs[k], operands[k].shape
     unique = "".join(dict.fromkeys(target))  # a repeated subscript reads a diagonal

@@ -14,6 +14,7 @@ import collections
 import numpy as np
 
 from .. import backend
+from ..dtypes import numpy_dtype
 from ..primitive import define
 from ..tensor import convert_to_tensor, wrap_constant
 from .linalg import einsum, matmul
@@ -21,6 +22,7 @@ from .math import floats_only
 from .matrix import (_inv, _square, band_part, matrix_transpose, set_diag, solve,
                      triangular_solve)
 from .shape import broadcast_to, getitem, reshape
+from .sort import argsort
 
 Lu = collections.namedtuple("Lu", ["lu", "p"])
 
@@ -47,7 +49,6 @@ def _factor(a):
 def _unpermute_rows(x, perm):
     """``y`` with ``y[..., perm[i], :] = x[..., i, :]`` (a Jacobian's leading axes of ``x``
     stay in front): the advanced index of the inverse permutation."""
-    from .sort import argsort
     xp = backend.array_module(perm._value)
     inverse = argsort(perm, axis=-1)
     batch = perm.shape[:-1]
@@ -79,7 +80,6 @@ _lu_order = define("lu_order", lambda a, *, dtype: _factor(a)[1].astype(dtype))
 
 def lu(input, output_idx_type="int32", name=None):  # noqa: A002 - TensorFlow's argument name
     """``(lu, p)``: the packed factors and the row order of each square matrix."""
-    from ..dtypes import numpy_dtype
     x = _square("lu", input)
     return Lu(_lu_packed(x), _lu_order(x, dtype=numpy_dtype(output_idx_type)))
 

@@ -14,10 +14,13 @@ import numpy as np
 from .. import backend
 from ..primitive import define, primitive
 from ..tensor import convert_to_tensor, wrap_constant
+from .array import pad
+from .elementwise import add_n
 from .linalg import einsum, matmul
 from .math import abs, floats_only, log, sqrt, square
 from .reduce import reduce_max, reduce_sum
-from .shape import expand_dims, getitem, reshape, squeeze, stack, transpose, where
+from .shape import (concat, expand_dims, getitem, reshape, squeeze, stack, transpose,
+                    where)
 
 
 def _square(name, value):
@@ -280,7 +283,6 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):
 
 def global_norm(t_list, name=None):
     """``sqrt(sum of every tensor's squared entries)``."""
-    from .elementwise import add_n
     return sqrt(add_n([reduce_sum(square(convert_to_tensor(t))) for t in t_list if t is not None]))
 
 
@@ -302,7 +304,6 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
 
 
 def _concat_rows(x, count):
-    from .shape import concat
     zeros = wrap_constant(backend.array_module(x._value).zeros(x.shape[:-2] + (count, x.shape[-1]),
                                                       dtype=x.dtype))
     return concat([x, zeros], axis=x.ndim - 2)
@@ -342,7 +343,6 @@ def _tridiagonal_parts(name, diagonals, diagonals_format):
                              f"'sequence' or 'matrix'")
         return tuple(d[..., i, :] for i in range(3))
     if super_.shape[-1] == main.shape[-1] - 1:  # off-diagonals of M - 1 entries: padded to M
-        from .array import pad
         edge = [[0, 0]] * (main.ndim - 1)
         super_, sub = pad(super_, edge + [[0, 1]]), pad(sub, edge + [[1, 0]])
     return super_, main, sub
@@ -351,7 +351,6 @@ def _tridiagonal_parts(name, diagonals, diagonals_format):
 def _tridiagonal_dense(super_, main, sub):
     """The square matrices of three diagonals (in TF's compact layout the superdiagonal's last
     entry and the subdiagonal's first are unused), built with differentiable ops."""
-    from .array import pad
     outer = [[0, 0]] * (main.ndim - 1)
     upper = pad(diag(super_[..., :-1]), outer + [[0, 1], [1, 0]])
     lower = pad(diag(sub[..., 1:]), outer + [[1, 0], [0, 1]])
@@ -383,7 +382,6 @@ def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
     """``triangular_solve`` for a matrix given by its ``K`` bands (..., K, M) in TensorFlow's
     LEFT_RIGHT layout: the diagonal first and subdiagonals right-aligned when ``lower``, else
     superdiagonals left-aligned and the diagonal last."""
-    from .array import pad
     b = convert_to_tensor(bands)
     count, m = b.shape[-2:]
     edge = [[0, 0]] * (b.ndim - 2)

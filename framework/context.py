@@ -21,12 +21,12 @@ settings = SimpleNamespace(run_functions_eagerly=False)
 
 
 def note_escape(tensor):
-    """Remember that a recorded value left for NumPy: its gradient cannot flow back from there."""
-    for tape in state.recording:
-        tape._note_escape(tensor)
+    """Tell the listeners that a value left for NumPy (``recording.Listener.escaped``)."""
+    for listener in state.recording:
+        listener.escaped(tensor)
 
 
 def note_assign(variable):
-    """Tell the recording tapes that a variable changed (harmless until an op recorded it)."""
-    for tape in state.recording:
-        tape._note_assign(variable)
+    """Tell the listeners that a variable changed in place (``recording.Listener.assigned``)."""
+    for listener in state.recording:
+        listener.assigned(variable)

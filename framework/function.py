@@ -26,7 +26,7 @@ from . import nest
 from .context import settings, state
 from .dtypes import numpy_dtype
 from .tensor import Tensor, Variable, convert_to_tensor, wrap
-from .trace import Recorder, TraceError
+from .trace import TraceError, Tracer
 from .trace_plan import Mismatch, Stale, build
 
 _RETRACE_WARNING = 8  # traces of one function before the warning TensorFlow also gives
@@ -182,7 +182,7 @@ class Function:
         return tuple(args[:offset]) + tuple(bound)
 
     def _trace(self, key, args, kwargs, leaves):
-        rec = Recorder()
+        rec = Tracer()
         traced_leaves = []
         for leaf in leaves:
             if _is_tensor_input(leaf):

@@ -1,4 +1,12 @@
-"""What a tape keeps while it records: the records of the ops, and what it tracks.
+"""Who hears the computation, and what a tape keeps of it.
+
+The one recording interface is ``Listener``: the events an active listener (on this thread's
+``state.recording``) hears are an op recorded (``recorded``, from ``record``, the one place ops
+report to), a recorded value leaving for NumPy (``escaped``) and a variable written in place
+(``assigned``). A ``GradientTape`` and ``fw.function``'s tracer (``framework.trace.Tracer``) each
+implement it: the tape keeps records of what it tracks, the tracer writes every op into its
+plan. What only the tracer answers (a replayed effect, a guard on a value, a tensor wrapping an
+unseen array) it is asked directly, as ``state.tracer``.
 
 A ``Record`` is one op that read a tensor the tape tracks: its primitive, input tensors, output
 tensor, parameters, and the input arrays the forward read (so that a backward pass on arrays
@@ -35,13 +43,40 @@ _NO_PARAMS = {}  # shared by every record of an op without parameters (never mut
 
 
 def record(prim, args, out, params, values):
-    """Record the op on every recording tape that tracks one of its inputs; a trainable
-    variable among the inputs is watched on the way (``watch_accessed_variables``)."""
-    for tape in state.recording:
-        tracked = tape._tracked
+    """An op ran: every active listener hears it."""
+    for listener in state.recording:
+        listener.recorded(prim, args, out, params, values)
+
+
+class Listener:
+    """The events of the computation (see the module's docstring). ``follows_every_op``: kept
+    listening where a framework function pauses the user's tapes (``custom_gradient``'s
+    body), as the tracer must be."""
+
+    follows_every_op = False
+
+    def recorded(self, prim, args, out, params, values):
+        """An op ran on ``args`` (their arrays ``values``) and produced ``out``."""
+
+    def escaped(self, tensor):
+        """``tensor``'s value left for NumPy (``.numpy()``, ``float()``)."""
+
+    def assigned(self, variable):
+        """``variable`` was written in place."""
+
+
+class TapeRecording(Listener):
+    """The recording half of a ``GradientTape``: its records and the tensors it tracks (the
+    watched tensors, the accessed trainable variables and the outputs of recorded ops). The
+    tape sets ``_watch_accessed`` (``watch_accessed_variables``) and calls ``_clear``."""
+
+    def recorded(self, prim, args, out, params, values):
+        """Keep a record when the op read a tensor this tape tracks; a trainable variable
+        among the inputs is watched on the way (``watch_accessed_variables``)."""
+        tracked = self._tracked
         hit = False
         for a in args:
-            if id(a) in tracked or a._trainable and tape._watch_accessed and tape._watch_new(a):
+            if id(a) in tracked or a._trainable and self._watch_accessed and self._watch_new(a):
                 hit = True
         if hit:
             r = _new(Record)
@@ -50,14 +85,8 @@ def record(prim, args, out, params, values):
             r.output = out
             r.params = params or _NO_PARAMS
             r.arrays = values
-            tape._records.append(r)
+            self._records.append(r)
             tracked.add(id(out))
-
-
-class Recorder:
-    """The recording half of a ``GradientTape``: its records and the tensors it tracks (the
-    watched tensors, the accessed trainable variables and the outputs of recorded ops). The
-    tape sets ``_watch_accessed`` (``watch_accessed_variables``) and calls ``_clear``."""
 
     def _clear(self):
         self._records = []
@@ -96,13 +125,13 @@ class Recorder:
         return tuple(sorted((v for v in self._watched if isinstance(v, Variable)),
                             key=lambda v: v._uid))
 
-    def _note_assign(self, variable):
+    def assigned(self, variable):
         """An assign while recording: take a new snapshot unless a recorded op read the old value."""
         if id(variable) in self._versions and not any(
                 a is variable for r in self._records if r is not None for a in r.inputs):
             self._versions[id(variable)] = (variable, variable._version)
 
-    def _note_escape(self, tensor):
+    def escaped(self, tensor):
         """A recorded value left for NumPy: its gradient cannot flow back from there."""
         if id(tensor) in self._tracked:
             self._escaped.append(tensor)

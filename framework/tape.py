@@ -17,14 +17,14 @@ from . import backend, nest
 from .context import state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
-from .recording import Recorder
+from .recording import TapeRecording
 from .tensor import Tensor, Variable, wrap, wrap_constant
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
 
 __all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
 
 
-class GradientTape(Recorder):
+class GradientTape(TapeRecording):
     """Record operations for automatic differentiation, with ``tf.GradientTape``'s semantics."""
 
     def __init__(self, persistent=False, watch_accessed_variables=True):

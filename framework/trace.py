@@ -1,8 +1,8 @@
 """The recorder behind ``fw.function``: one run of the Python function becomes a plan.
 
-Tracing runs the user's function once, on the call's real values, while a ``Recorder`` follows
-every op (it sits among the recording tapes as one that tracks everything, so the ops need no
-hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
+Tracing runs the user's function once, on the call's real values, while a ``Tracer`` follows
+every op (it is one of the thread's listeners, ``framework.recording.Listener``, beside the
+recording tapes, so the ops need no hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
 updates, random draws) and every first-order ``tape.gradient``: the tape's own array pass makes
 its array calls (array VJPs, sums, additions) through the recorder, which writes each down. The steps refer to values
 by slot: an input, a variable (read live at each step, through a weak reference), a constant
@@ -25,6 +25,7 @@ import numpy as np
 from . import nest
 from .context import state
 from .indexed_slices import IndexedSlices
+from .recording import Listener
 from .tensor import Tensor, Variable
 
 _PACKAGES = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + name
@@ -52,26 +53,7 @@ class Step:
         self.outs, self.unpack, self.result, self.expect = list(outs), unpack, result, expect
 
 
-class _Everything:
-    """The recorder's stand-in for a tape's tracked ids: it tracks every tensor."""
-
-    def __contains__(self, item):
-        return True
-
-    def add(self, item):
-        pass
-
-
-class _Appender:
-    """A list-like whose ``append`` hands each item to a callback (the tape protocol's lists)."""
-
-    __slots__ = ("append",)
-
-    def __init__(self, callback):
-        self.append = callback
-
-
-class Recorder:
+class Tracer(Listener):
     """Follows one trace. Refs to values are tuples: ("s", k) slot k (a traced array), ("v", k)
     variable k's array, ("c", k) constant k (an array or Python value); call steps also use
     ("tensor", ref) for a ref passed wrapped as a tensor, ("var", k) for variable k itself,
@@ -93,14 +75,8 @@ class Recorder:
         self._alive = []  # everything whose id is a key above stays alive while tracing
         self._unseen = {}  # id(tensor) -> where a tensor wrapping an unseen array was made
         self.intercepts = True  # False while a gradient is taken with the tensor VJPs
-        # The tape protocol that record() and the escape/assign notices use:
-        self._tracked = _Everything()
-        self._watch_accessed = False
-        self._records = _Appender(self._noted_op)
-        self._escaped = _Appender(self._escape)
-        self._persistent = True
 
-    def _note_assign(self, variable):
+    def assigned(self, variable):
         """A variable written in place outside a replayed call: a replay would not repeat
         the write, so refuse it while tracing rather than freeze it."""
         raise TraceError(
@@ -179,10 +155,10 @@ class Recorder:
             self._unseen[id(t)] = user_line()
             self._alive.append(t)
 
-    def _noted_op(self, record):
-        self.op(record.op, record.inputs, record.output, record.params)
+    def recorded(self, prim, args, out, params, values):
+        self.op(prim, args, out, params)
 
-    def _note_escape(self, tensor):
+    def escaped(self, tensor):
         self._escape(tensor)
 
     def op(self, prim, args, out, params, values=None):
@@ -308,9 +284,9 @@ class Recorder:
         tape's own array pass, making its array calls through ``vjp`` and ``array_call`` so each
         becomes a step; a pass that a tape records uses the tensor VJPs, whose ops the recorder
         follows like any other."""
-        recorded = any(t is not self and not (t is tape and not tape._persistent)
+        taped = any(t is not self and not (t is tape and not tape._persistent)
                        for t in state.recording)
-        if recorded:
+        if taped:
             self.intercepts = False
             try:
                 return tape.gradient(target, sources, output_gradients, unconnected_gradients)
@@ -420,4 +396,4 @@ def user_line():
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-__all__ = ["Recorder", "Step", "TraceError", "user_line"]
+__all__ = ["Step", "TraceError", "Tracer", "user_line"]

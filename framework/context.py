@@ -4,6 +4,7 @@ Kept in its own module because tensors, primitives and tapes all read it, and th
 every op (``if state.recording``) must be a single attribute read.
 """
 import threading
+import weakref
 from types import SimpleNamespace
 
 
@@ -24,6 +25,21 @@ def note_escape(tensor):
     """Tell the listeners that a value left for NumPy (``recording.Listener.escaped``)."""
     for listener in state.recording:
         listener.escaped(tensor)
+
+
+# Every tape that has recorded (a weak set: a tape forgotten by its user goes by itself): an
+# in-place update asks them first to keep the values they read (``before_update``).
+holders = weakref.WeakSet()
+
+
+def before_update(variables):
+    """Before ``variables`` are written in place: each tape still holding records that read
+    one of them keeps a copy of the value it read, so differentiating it later gives the
+    recorded computation's gradient, at the old values, as TensorFlow's tape does. An ordinary
+    step's tape has let go of its records by then: nothing is copied."""
+    for tape in list(holders):
+        if tape._records:
+            tape.keep_values(variables)
 
 
 def note_assign(variable):

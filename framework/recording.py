@@ -10,8 +10,10 @@ unseen array) it is asked directly, as ``state.tracer``.
 
 A ``Record`` is one op that read a tensor the tape tracks: its primitive, input tensors, output
 tensor, parameters, and the input arrays the forward read (so that a backward pass on arrays
-need not unwrap them again: a variable's array stays the same until an update, and an update
-stops the pass, see ``GradientTape._check_versions``). ``record`` is the one place a record is
+need not unwrap them again). A variable's array stays the same until an in-place update, which
+asks the tapes holding records first (``context.before_update``): a record that read the
+variable then keeps a copy of the value it read (``keep_values``), and the backward pass uses
+it, as TensorFlow's tape differentiates the computation it recorded. ``record`` is the one place a record is
 made. Every op is recorded, differentiable or not (``argmax`` and comparisons too), so that a
 trainable variable read by any op is watched, as in TensorFlow, and a missing gradient can be
 explained by the op that stopped it.
@@ -108,6 +110,25 @@ class TapeRecording(Listener):
                 continue
             if id(t) not in self._tracked:
                 self._watch_new(t)
+
+    def keep_values(self, variables):
+        """Before ``variables`` change in place: each record that read one of them (the array it
+        holds is the variable's live one) holds a copy instead, one copy per variable."""
+        ids = {id(v) for v in variables if id(v) in self._versions}
+        if not ids:
+            return
+        copies = {}
+        for r in self._records:
+            if r is None:
+                continue
+            for k, a in enumerate(r.inputs):
+                if id(a) in ids and r.arrays[k] is a._value:
+                    old = copies.get(id(a))
+                    if old is None:
+                        old = copies[id(a)] = a._value.copy()
+                    arrays = list(r.arrays)
+                    arrays[k] = old
+                    r.arrays = arrays
 
     def _watch_new(self, t):
         """Start tracking a floating tensor or variable the tape does not track yet (a

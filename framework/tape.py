@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from operator import is_
 
 from . import backend, nest
-from .context import state
+from .context import holders, state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
 from .recording import TapeRecording
@@ -39,6 +39,7 @@ class GradientTape(TapeRecording):
         if self._recording:
             raise ValueError("This tape is already recording; a tape cannot be entered twice.")
         state.recording.append(self)
+        holders.add(self)
         self._recording = True
         return self
 
@@ -277,7 +278,8 @@ class GradientTape(TapeRecording):
             else:
                 if steps is not None:  # the tensor VJPs' ops follow: tell the recorder of g
                     steps.array_ref(g)
-                pulled = _pull(prim, g, out, args, r.params, reach, on_arrays)
+                pulled = _pull(prim, g, out, args, r.params, reach, on_arrays,
+                               _as_read(r) if stale else None)
             for a, ga in zip(args, pulled):
                 if ga is None:
                     continue
@@ -350,14 +352,16 @@ class GradientTape(TapeRecording):
 
     def _check_versions(self, relevant, stale):
         """Refuse to differentiate through a ``stale`` variable (updated after the tape read
-        it) that one of the ``relevant`` records read."""
+        it) whose value one of the ``relevant`` records did not keep: a write that went around
+        ``assign`` and the optimizers (see ``context.before_update``)."""
         for i in relevant:
-            for a in self._records[i].inputs:
-                if id(a) in stale:
+            r = self._records[i]
+            for a, array in zip(r.inputs, r.arrays):
+                if id(a) in stale and array is a._value:
                     raise RuntimeError(
-                        f"variable '{a.name}' was modified (assign or apply_gradients) after the "
-                        f"tape used it, so the recorded computation no longer matches its value. "
-                        f"Compute every gradient you need before applying any update.")
+                        f"variable '{a.name}' was modified in place on its raw array after the "
+                        f"tape used it, so the recorded computation no longer matches its "
+                        f"value; update variables with assign() or an optimizer")
 
     def _unconnected(self, source, index, targets, mode, shape):
         if mode is UnconnectedGradients.ZERO:
@@ -368,18 +372,27 @@ class GradientTape(TapeRecording):
         return None
 
 
-def _pull(prim, g, out, args, params, reach, on_arrays=False):
+def _pull(prim, g, out, args, params, reach, on_arrays=False, read=None):
     """The cotangent of each argument (None where it needs none), from the tensor VJPs; on an
     array pass (an op without an array VJP) on the wrapped arrays, unwrapped again. An op that
-    is not differentiable (``argmax``) pulls back nothing."""
+    is not differentiable (``argmax``) pulls back nothing. ``read``: the inputs as the op read
+    them, where a variable has changed since (``_as_read``)."""
     if prim.vjps is None:
         return ()
     if on_arrays:
         return [None if ga is None else ga._value
-                for ga in _pull(prim, wrap(g), out, args, params, reach)]
+                for ga in _pull(prim, wrap(g), out, args, params, reach, read=read)]
+    values = args if read is None else read
     return [None if vjp is None or id(a) not in reach else
-            vjp(g, out, *args, **params) if params else vjp(g, out, *args)
+            vjp(g, out, *values, **params) if params else vjp(g, out, *values)
             for a, vjp in zip(args, prim.vjps)]
+
+
+def _as_read(r):
+    """Record ``r``'s inputs as its op read them: a variable updated since stands in as the
+    copy of its old value that the record kept (``TapeRecording.keep_values``)."""
+    return tuple(wrap(array) if a.__class__ is Variable and array is not a._value
+                 else a for a, array in zip(r.inputs, r.arrays))
 
 
 def _plus(a, b, on_arrays, steps=None):

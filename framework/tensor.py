@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import backend
-from .context import note_assign, note_escape, state
+from .context import before_update, holders, note_assign, note_escape, state
 from .dtypes import _DTYPES, as_dtype, default_dtype, numpy_dtype
 from .trace_hooks import replayed
 
@@ -196,6 +196,8 @@ class Variable(Tensor):
             raise ValueError(
                 f"cannot assign a value of shape {tuple(new.shape)} to variable '{self.name}' "
                 f"of shape {self.shape}")
+        if holders:
+            before_update((self,))
         self._value[...] = new
         self._mark_updated()
         return self

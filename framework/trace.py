@@ -299,12 +299,27 @@ class Tracer(Listener):
         """An op's array VJP ``fn`` in a traced backward pass: run now, and a step of the plan
         on the slots of the cotangent, the op's output and inputs (its saved intermediates)."""
         refs = [self.array_ref(g), self.ref(record.output), self.constant(needs)]
-        refs += [self.ref(a) for a in record.inputs]
+        refs += [self.ref(a) if not (isinstance(a, Variable) and array is not a._value)
+                 else self._read_then(a, array, record) for a, array in zip(record.inputs,
+                                                                            record.arrays)]
         values = [g, record.output._value, needs, *record.arrays]
         params = record.params
         kwargs = {k: self.array_ref(v) if k == "saved" else self.constant(v)
                   for k, v in params.items()}
         return self.array_step(fn, refs, values, kwargs, params)[0]
+
+    def _read_then(self, variable, kept, record):
+        """The ref of the value ``record``'s op read of a variable updated since (the copy
+        ``kept`` that the tape kept): a step right after that op copies the variable, so a
+        replay differentiates at the values read then, as the eager pass does."""
+        ref = self._by_array.get(id(kept))
+        if ref is None:
+            produced = self._by_id[id(record.output)]
+            at = next(i for i, step in enumerate(self.steps) if produced in step.outs)
+            ref = self.new_slot(kept)
+            self.steps.insert(at + 1, Step("op", _copy, [("v", self.variable_index(variable))],
+                                           outs=[ref]))
+        return ref
 
     def array_call(self, fn, *args):
         """A traced backward pass's sum, addition or densifying of cotangents: run now, and a
@@ -375,6 +390,10 @@ class Leaked:
 
     def __getattr__(self, name):
         self._refuse()
+
+
+def _copy(array):
+    return array.copy()
 
 
 def _shape(array):

@@ -27,6 +27,7 @@ import numpy as np
 
 import framework as fw
 from framework import backend, kernels
+from framework.context import before_update, holders
 from framework.indexed_slices import IndexedSlices, gradient_arrays
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable, mark_updated, wrap
@@ -214,6 +215,8 @@ class Optimizer(KerasCommon):
         learning_rate = self.learning_rate
         counter = self._iterations
         calls = int(counter._value)
+        if holders:  # a tape that read them keeps their values (TensorFlow's gradients after)
+            before_update(variables)
         plan = self._plan(variables)
         steps = self.gradient_accumulation_steps
         if steps:  # (the mean the update takes is clipped, dense, as Keras clips it)

@@ -206,9 +206,10 @@ def test_updates_are_in_place_and_bump_the_variable_version():
     assert w._value is array and w._version == version + 3
     with fw.GradientTape() as tape:
         loss = fw.reduce_sum(w * w)
+    read = w.numpy()
     optimizer.apply_gradients([(fw.ones((4, 3)), w)])
-    with pytest.raises(RuntimeError, match="was modified"):
-        tape.gradient(loss, w)
+    assert w._value is array  # (the tape kept a copy of what it read: TensorFlow's gradient)
+    np.testing.assert_array_equal(tape.gradient(loss, w).numpy(), 2 * read)
 
 
 def test_two_optimizers_on_disjoint_variables_keep_separate_state():

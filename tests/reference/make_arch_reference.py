@@ -136,8 +136,30 @@ def watched_by_reads():
     return out
 
 
+def after_an_update():
+    """A persistent tape differentiated after an update of a variable it read: TensorFlow's
+    tape differentiates what it recorded, at the values read then (the seed's layer-wise step
+    with the second layer's gradient taken after the first optimizer's update; an assign)."""
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((5, 3)))
+    w1 = tf.Variable(rng.standard_normal((3, 4)))
+    w2 = tf.Variable(rng.standard_normal((4, 2)))
+    initial = {"x": value(x), "w1": value(w1), "w2": value(w2)}
+    with tf.GradientTape(persistent=True) as tape:
+        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+        loss = tf.reduce_sum(tf.nn.softmax(logits) ** 2)
+    first = tape.gradient(loss, [w1])
+    tf.keras.optimizers.SGD(0.5).apply_gradients(zip(first, [w1]))
+    second = tape.gradient(loss, [w1, w2])
+    w2.assign(w2 * 3.0)
+    third = tape.gradient(loss, [w1, w2])
+    return {**initial, "first": value(first[0]),
+            "after_sgd": [value(g) for g in second], "after_assign": [value(g) for g in third]}
+
+
 def main():
     record = {"target_is_source": target_is_source(),
+              "after_an_update": after_an_update(),
               "unconnected_jacobians": unconnected_jacobians(),
               "dtypes": dtypes(),
               "batch_jacobian_refusals": batch_jacobian_refusals(),

@@ -6,9 +6,9 @@ then walks just those backwards (execution order is already a topological order:
 no sort), adding up cotangents per tensor id. A non-persistent tape drops each record once
 passed, so memory falls during the backward pass. A first-order pass that no tape records
 (every training step) is an *array pass*: it carries arrays instead of tensors and calls the
-ops' array VJPs where they have one.
+ops' array VJPs where they have one. Jacobians are this walk with a leading axis of rows
+(``framework.jacobian``).
 """
-import math
 import warnings
 from contextlib import contextmanager
 from operator import is_
@@ -16,7 +16,8 @@ from operator import is_
 from . import backend, nest
 from .context import holders, state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
-from .ops import add, broadcast_to, concat, reduce_sum, reshape, transpose
+from .jacobian import Jacobians, checked_tensors as _tensors, zeros_like as _zeros_like
+from .ops import add, reduce_sum, reshape
 from .recording import TapeRecording
 from .tensor import Tensor, Variable, wrap, wrap_constant
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
@@ -24,7 +25,7 @@ from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_u
 __all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
 
 
-class GradientTape(TapeRecording):
+class GradientTape(TapeRecording, Jacobians):
     """Record operations for automatic differentiation, with ``tf.GradientTape``'s semantics."""
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
@@ -99,90 +100,6 @@ class GradientTape(TapeRecording):
                      for i, (g, s) in enumerate(zip(grads, flat_sources))]
         self._done()
         return grads if flat_sources is sources else nest.pack_sequence_as(sources, grads)
-
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
-        """The full Jacobian of ``target`` for each source: shape ``target.shape + source.shape``.
-
-        With ``experimental_use_pfor`` all rows go through one backward pass whose cotangent has
-        an extra leading axis (chunks of ``parallel_iterations`` rows bound its memory); without
-        it, one backward pass per row.
-        """
-        mode = unconnected_mode(unconnected_gradients)
-        self._begin_differentiation("jacobian")
-        (target,) = _tensors([target], "target")
-        flat_sources = _tensors(sources, "source")
-        n = math.prod(target.shape)
-        eye = _eye_like(target, n)
-        parts = [None] * len(flat_sources)
-        if self._gathers(target):
-            parts = self._rows(target, flat_sources, n, parallel_iterations,
-                               experimental_use_pfor,
-                               lambda rows: reshape(eye[rows], _count(rows) + target.shape),
-                               self._frees(mode))
-        out = []
-        for i, (chunks, s) in enumerate(zip(parts, flat_sources)):
-            if chunks is None:
-                out.append(self._unconnected(s, i, [target], mode, target.shape + s.shape))
-            else:
-                out.append(reshape(_join(chunks), target.shape + s.shape))
-        self._done()
-        return nest.pack_sequence_as(sources, out)
-
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
-        """Per-example Jacobians, ``[b, y..., x...]``, when ``target[i]`` depends on ``source[i]`` only."""
-        mode = unconnected_mode(unconnected_gradients)
-        target, source = _tensors((target, source), "target/source")
-        for what, t in (("target", target), ("source", source)):
-            if t.ndim < 2:
-                raise ValueError(f"batch_jacobian: the {what} has shape {t.shape}; it must have "
-                                 f"rank at least 2 (a batch axis, then each example's values)")
-        if target.shape[0] != source.shape[0]:
-            raise ValueError(f"batch_jacobian: the first dimension of the target shape "
-                             f"{target.shape} and of the source shape {source.shape} must match")
-        self._begin_differentiation("batch_jacobian")
-        ny = math.prod(target.shape[1:])
-        eye = _eye_like(target, ny)
-
-        def seed(rows):  # row j of every example at once: (m, b, y...)
-            block = reshape(eye[rows], _count(rows) + (1,) + target.shape[1:])
-            return broadcast_to(block, (block.shape[0],) + target.shape)
-
-        chunks = None
-        if self._gathers(target):
-            (chunks,) = self._rows(target, [source], ny, parallel_iterations,
-                                   experimental_use_pfor, seed, self._frees(mode))
-        shape = target.shape + source.shape[1:]
-        if chunks is None and mode is UnconnectedGradients.NONE:  # TensorFlow's batch_jacobian
-            result = wrap_constant(_zeros_like(target._value, shape))  # keeps answering zeros (target's)
-        elif chunks is None:
-            result = self._unconnected(source, 0, [target], mode, shape)
-        else:
-            stacked = transpose(_join(chunks), (1, 0) + tuple(range(2, source.ndim + 1)))
-            result = reshape(stacked, shape)
-        self._done()
-        return result
-
-    def _gathers(self, target):
-        """Whether the tape would record TensorFlow's gather of the target's rows: a Jacobian of
-        a never-watched constant, even by itself, is unconnected (its gradient is not)."""
-        return id(target) in self._tracked or (
-            isinstance(target, Variable) and target._trainable and self._watch_accessed)
-
-    def _rows(self, target, sources, n, parallel_iterations, use_pfor, seed_for, free):
-        """Backward passes over the rows of a Jacobian: per source, a list of row blocks."""
-        step = (parallel_iterations or n) if use_pfor else 1
-        starts = list(range(0, n, max(step, 1))) or [0]
-        parts = [[] for _ in sources]
-        for k, start in enumerate(starts):
-            rows = slice(start, min(start + step, n))
-            last = k == len(starts) - 1
-            grads = self._backward([target], [seed_for(rows)], sources, stacked_rows=True,
-                                   release=last and free)
-            for part, g in zip(parts, grads):
-                part.append(g)
-        return [None if any(g is None for g in part) else part for part in parts]
 
     def _frees(self, mode):
         """Whether the walk frees the records: on a non-persistent tape, unless a "raise"
@@ -425,25 +342,6 @@ def _broadcast_axes(gshape, shape, lead):
         lead + extra + i for i, d in enumerate(shape) if d == 1 and gshape[lead + extra + i] != 1)
 
 
-def _tensors(structure, what):
-    """The leaves of ``structure`` (a tensor or any nest of them) as a list, each checked: a
-    plain list of tensors is returned as it is (so ``gradient`` knows it needs no packing)."""
-    if isinstance(structure, Tensor):
-        return [structure]
-    if structure.__class__ is list:
-        for t in structure:
-            if not isinstance(t, Tensor):
-                break
-        else:
-            return structure
-    items = nest.flatten(structure)
-    for i, t in enumerate(items):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{what} {i} is a {type(t).__name__}, not a tensor or variable: "
-                            f"{t!r:.80}")
-    return items
-
-
 def _seeds(targets, output_gradients, on_arrays):
     """The user's ``output_gradients``, checked, as the cotangents the backward pass starts
     from (ones for a None entry; arrays when ``on_arrays``)."""
@@ -455,7 +353,7 @@ def _seeds(targets, output_gradients, on_arrays):
         if g is None:
             seeds.append(_ones_like(t._value, False))
             continue
-        g = g if isinstance(g, Tensor) else wrap(_array_like(t._value, g))
+        g = g if isinstance(g, Tensor) else wrap_constant(_array_like(t._value, g))
         if g.shape != t.shape:
             raise ValueError(f"output_gradients[{i}] has shape {g.shape}, but target {i} has "
                              f"shape {t.shape}")
@@ -475,22 +373,5 @@ def _ones_like(value, on_arrays):
     return ones if on_arrays else wrap_constant(ones)
 
 
-def _zeros_like(value, shape):
-    return backend.array_module(value).zeros(shape, dtype=value.dtype)
-
-
 def _array_like(value, data):
     return backend.array_module(value).asarray(data, dtype=value.dtype)
-
-
-def _eye_like(target, n):
-    return wrap_constant(backend.array_module(target._value).eye(n, dtype=target.dtype))
-
-
-def _count(rows):
-    """The number of Jacobian rows in a block, as a shape prefix (explicit: it may be 0)."""
-    return (rows.stop - rows.start,)
-
-
-def _join(chunks):
-    return chunks[0] if len(chunks) == 1 else concat(chunks, axis=0)

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import nest
 from .context import state
 from .indexed_slices import IndexedSlices
 from .recording import Listener

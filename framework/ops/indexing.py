@@ -9,7 +9,7 @@ import collections
 import numpy as np
 
 from .. import backend
-from ..dtypes import numpy_dtype, int32
+from ..dtypes import int32
 from ..primitive import define
 from ..tensor import convert_to_tensor
 from .array import scatter_nd, scattered_to, tensor_scatter_nd_add

@@ -290,3 +290,21 @@ def test_unsupported_keras_settings_are_refused():
         L.SparseCategoricalCrossentropy(ignore_class=3)
     with pytest.raises(ValueError, match="reduction must be one of"):
         L.Huber(reduction="average")
+
+
+def test_every_registered_loss_function_declares_its_labels():
+    from framework.losses.functions import LABEL_FORMS
+    for name in fw.losses.LOSSES.names():
+        loss = fw.losses.LOSSES.lookup(name)
+        if not isinstance(loss, type):
+            assert getattr(loss, "labels", None) in LABEL_FORMS, name
+
+
+def test_hinge_reads_its_labels_form_on_every_compiled_call():
+    """{0, 1} labels are mapped to {-1, 1}; labels already -1/1 are not: a compiled loss
+    checks which on every call instead of keeping the first call's answer."""
+    compiled = fw.function(fw.losses.hinge)
+    pred = fw.constant([[0.3, -0.8]])
+    for labels in ([[0.0, 1.0]], [[-1.0, 1.0]], [[1.0, 0.0]]):
+        y = fw.constant(labels)
+        np.testing.assert_allclose(compiled(y, pred).numpy(), fw.losses.hinge(y, pred).numpy())

@@ -9,14 +9,33 @@ so a confident wrong prediction costs about 16.1 rather than infinity. With
 import math
 
 from .. import nn
-from ..ops import (abs, cast, clip_by_value, expand_dims, log, maximum, multiply, reduce_max,
-                   reduce_mean, reduce_sum, sqrt, square, squeeze, subtract, where)
+from ..ops import (abs, cast, clip_by_value, equal, expand_dims, log, logical_or, maximum,
+                   multiply, reduce_all, reduce_max, reduce_mean, reduce_sum, sqrt, square,
+                   squeeze, subtract, where)
 from ..probability_loss import sparse_crossentropy_of_probabilities
 from ..registry import Registry
 from ..tensor import convert_to_tensor
 
 LOSSES = Registry("loss")
 EPSILON = 1e-7  # Keras's backend.epsilon(): the clip applied to probabilities
+
+# The labels a loss compares predictions with, which it declares (``expects``): what a trainer
+# that reads labels from data (the runner) must feed it, and which tasks it suits.
+LABEL_FORMS = {"class_ids": "integer class ids, one per example",
+               "one_hot": "one-hot rows (or class probabilities), one per example",
+               "binary": "targets in [0, 1] (or -1/1 for the hinges), one per output",
+               "values": "real-valued targets, one per output"}
+
+
+def expects(form):
+    """Declare the form of labels a loss takes (one of ``LABEL_FORMS``), as ``labels``."""
+    if form not in LABEL_FORMS:
+        raise ValueError(f"a loss's labels are one of {sorted(LABEL_FORMS)}, got {form!r}")
+
+    def declare(loss):
+        loss.labels = form
+        return loss
+    return declare
 
 
 def same_rank(y_true, y_pred):
@@ -45,6 +64,7 @@ def _check_same_shape(name, y_true, y_pred):
 
 
 @LOSSES.register(aliases=("mse", "MSE"))
+@expects("values")
 def mean_squared_error(y_true, y_pred):
     """mean((y_true - y_pred)^2) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -52,6 +72,7 @@ def mean_squared_error(y_true, y_pred):
 
 
 @LOSSES.register(aliases=("mae", "MAE"))
+@expects("values")
 def mean_absolute_error(y_true, y_pred):
     """mean(|y_true - y_pred|) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -59,6 +80,7 @@ def mean_absolute_error(y_true, y_pred):
 
 
 @LOSSES.register(aliases=("mape", "MAPE"))
+@expects("values")
 def mean_absolute_percentage_error(y_true, y_pred):
     """100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7)) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -66,6 +88,7 @@ def mean_absolute_percentage_error(y_true, y_pred):
 
 
 @LOSSES.register(aliases=("msle", "MSLE"))
+@expects("values")
 def mean_squared_logarithmic_error(y_true, y_pred):
     """mean((log(1 + max(y_pred, 1e-7)) - log(1 + max(y_true, 1e-7)))^2) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -75,6 +98,7 @@ def mean_squared_logarithmic_error(y_true, y_pred):
 
 
 @LOSSES.register
+@expects("values")
 def huber(y_true, y_pred, delta=1.0):
     """Half the squared error where it is at most ``delta``, linear beyond: robust to outliers."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -86,6 +110,7 @@ def huber(y_true, y_pred, delta=1.0):
 
 
 @LOSSES.register
+@expects("values")
 def log_cosh(y_true, y_pred):
     """mean(log(cosh(y_pred - y_true))), as x + softplus(-2x) - log 2: no overflow of cosh."""
     y_true, y_pred = _pair(y_true, y_pred)
@@ -94,6 +119,7 @@ def log_cosh(y_true, y_pred):
 
 
 @LOSSES.register(aliases=("kld", "KLD"))
+@expects("one_hot")
 def kl_divergence(y_true, y_pred):
     """sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [1e-7, 1]."""
     y_pred = convert_to_tensor(y_pred)
@@ -103,6 +129,7 @@ def kl_divergence(y_true, y_pred):
 
 
 @LOSSES.register
+@expects("values")
 def poisson(y_true, y_pred):
     """mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis."""
     y_pred = convert_to_tensor(y_pred)
@@ -116,6 +143,7 @@ def _l2_normalize(x, axis):
 
 
 @LOSSES.register
+@expects("values")
 def cosine_similarity(y_true, y_pred, axis=-1):
     """MINUS the cosine of the angle between y_true and y_pred along ``axis`` (Keras's sign: a
     loss, so that minimizing it aligns the vectors): -1 for parallel vectors."""
@@ -126,12 +154,13 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 def _hinge_labels(y_true):
     """Labels in {-1, 1}: Keras maps {0, 1} labels to them, but only when every label is 0 or
     1 (labels already in {-1, 1}, or any other values, are used as they are)."""
-    raw = y_true._value
-    binary = bool(((raw == 0) | (raw == 1)).all())
+    # (a value read from the labels: fw.function checks it on every call)
+    binary = bool(reduce_all(logical_or(equal(y_true, 0.0), equal(y_true, 1.0))))
     return y_true * 2.0 - 1.0 if binary else y_true
 
 
 @LOSSES.register
+@expects("binary")
 def hinge(y_true, y_pred):
     """mean(max(1 - y_true * y_pred, 0)) over the last axis, labels in {-1, 1} (or {0, 1})."""
     y_pred = convert_to_tensor(y_pred)
@@ -140,6 +169,7 @@ def hinge(y_true, y_pred):
 
 
 @LOSSES.register
+@expects("binary")
 def squared_hinge(y_true, y_pred):
     """mean(max(1 - y_true * y_pred, 0)^2) over the last axis, labels as ``hinge``'s."""
     y_pred = convert_to_tensor(y_pred)
@@ -148,6 +178,7 @@ def squared_hinge(y_true, y_pred):
 
 
 @LOSSES.register
+@expects("one_hot")
 def categorical_hinge(y_true, y_pred):
     """max(max_wrong - score_true + 1, 0) for one-hot ``y_true``."""
     y_pred = convert_to_tensor(y_pred)
@@ -158,6 +189,7 @@ def categorical_hinge(y_true, y_pred):
 
 
 @LOSSES.register
+@expects("class_ids")
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     """-log p[label] for integer labels ``y_true`` (shape ``y_pred.shape[:-1]``, or with a
     trailing 1) and class probabilities or logits ``y_pred`` on the last axis.
@@ -180,6 +212,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
 
 
 @LOSSES.register
+@expects("one_hot")
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """-sum(y_true * log p) over ``axis`` for one-hot (or soft) labels.
 
@@ -199,6 +232,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 
 
 @LOSSES.register(aliases=("bce", "BCE"))
+@expects("binary")
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """The mean over ``axis`` of -(z log p + (1 - z) log(1 - p)) for targets z in [0, 1].
 

@@ -51,11 +51,11 @@ class Embedding(Layer):
         return inputs
 
     def call(self, inputs):
-        indices = inputs._value
-        if indices.size and (indices.min() < 0 or indices.max() >= self.input_dim):
-            raise ValueError(f"Embedding '{self.name}': indices must lie in [0, {self.input_dim}),"
-                             f" got values from {int(indices.min())} to {int(indices.max())}")
-        return fw.gather(self.embeddings, inputs)
+        try:  # (the gather checks its indices on every call, compiled too)
+            return fw.gather(self.embeddings, inputs)
+        except IndexError as error:
+            raise ValueError(f"Embedding '{self.name}': indices must lie in [0, "
+                             f"{self.input_dim}): {error}") from None
 
     def compute_mask(self, inputs, mask=None):
         """``inputs != 0`` with ``mask_zero``, else None."""

@@ -603,3 +603,12 @@ def test_a_tensor_leaked_out_of_a_trace_refuses_every_use():
     for use in (lambda t: t + 1.0, lambda t: t.numpy(), lambda t: float(t[0])):
         with pytest.raises(TypeError, match="kept and used after the call"):  # a TraceError
             use(kept[0])
+
+
+def test_an_index_out_of_range_is_refused_on_every_compiled_call():
+    """TensorFlow's gather checks its indices in the kernel; NumPy would read -1 from the end."""
+    table = fw.Variable(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    lookup = fw.function(lambda ids: fw.gather(table, ids))
+    np.testing.assert_array_equal(lookup(fw.constant([0, 2])).numpy(), [[0, 1], [4, 5]])
+    with pytest.raises(IndexError, match=r"indices\[1\] = -1 is not in \[0, 3\)"):
+        lookup(fw.constant([1, -1]))

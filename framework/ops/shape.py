@@ -196,7 +196,20 @@ def _gather_array_vjp(g, out, needs, params, indices):
 
 @primitive(_gather_vjp, None, array_vjp=_gather_array_vjp)
 def _gather(params, indices):
+    """``params``' rows at ``indices``, each checked to lie in [0, rows) as TensorFlow's CPU
+    kernel checks it (NumPy would read a negative index from the end), on every call."""
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= params.shape[0]:
+            bad = low if low < 0 else high
+            raise IndexError(f"indices[{_first_position(indices, bad)}] = {bad} is not in "
+                             f"[0, {params.shape[0]})")
     return params[indices]
+
+
+def _first_position(indices, value):
+    return ",".join(str(int(i)) for i in
+                    backend.to_host(backend.array_module(indices).argwhere(indices == value)[0]))
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):

@@ -4,9 +4,9 @@ Written with the framework's ops, so clipping is differentiable like the rest. A
 ``IndexedSlices`` is clipped through its values, as TensorFlow does: its norm is the values'
 norm (a repeated row counts once per occurrence, not once summed), and the result stays sparse.
 """
-from .indexed_slices import IndexedSlices
+from .engine.indexed_slices import IndexedSlices
 from .ops import cast, maximum, minimum, reduce_sum, sqrt, where
-from .tensor import Tensor, convert_to_tensor
+from .engine.tensor import Tensor, convert_to_tensor
 
 
 def _values(t):

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import NamedTuple
 
-from . import backend
-from .context import settings
+from .engine import backend
+from .engine.context import settings
 
 __all__ = ["LogicalDevice", "PhysicalDevice", "experimental", "functions_run_eagerly",
            "list_logical_devices", "list_physical_devices", "run_functions_eagerly"]

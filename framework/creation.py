@@ -9,10 +9,10 @@ import operator
 
 import numpy as np
 
-from . import backend
-from .dtypes import numpy_dtype, float32, int32
-from .primitive import define
-from .tensor import Tensor, convert_to_tensor, wrap_constant
+from .engine import backend
+from .engine.dtypes import numpy_dtype, float32, int32
+from .engine.primitive import define
+from .engine.tensor import Tensor, convert_to_tensor, wrap_constant
 
 
 def _shape(shape):

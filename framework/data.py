@@ -21,9 +21,10 @@ import itertools
 
 import numpy as np
 
-from . import backend, nest, random
-from .function import TensorSpec  # (fw.TensorSpec: an element's component, as in TensorFlow)
-from .tensor import Tensor, convert_to_tensor, wrap
+from . import random
+from .engine import backend, nest
+from .tracing.function import TensorSpec  # (fw.TensorSpec: an element's component, as in TensorFlow)
+from .engine.tensor import Tensor, convert_to_tensor, wrap
 
 INFINITE = -1
 UNKNOWN = -2

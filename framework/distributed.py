@@ -32,10 +32,10 @@ import traceback
 
 import numpy as np
 
-from . import backend, nest
-from .dtypes import is_floating
-from .tape import UnconnectedGradients
-from .tensor import Tensor, Variable, convert_to_tensor, wrap
+from .engine import backend, nest
+from .engine.dtypes import is_floating
+from .engine.tape import UnconnectedGradients
+from .engine.tensor import Tensor, Variable, convert_to_tensor, wrap
 
 # Set by mpiexec/mpirun of MPICH, Intel MPI, Open MPI, and by PMIx launchers such as srun.
 _LAUNCH_VARS = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")

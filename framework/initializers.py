@@ -18,10 +18,10 @@ import numpy as np
 
 from . import random
 from .creation import eye, ones, zeros
-from .dtypes import numpy_dtype, float32
+from .engine.dtypes import numpy_dtype, float32
 from .ops import broadcast_to, cast
 from .registry import Configurable, Registry
-from .tensor import constant, convert_to_tensor
+from .engine.tensor import constant, convert_to_tensor
 
 __all__ = ["INITIALIZERS", "Constant", "GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform",
            "Identity", "Initializer", "LecunNormal", "LecunUniform", "Ones", "Orthogonal",

@@ -16,8 +16,8 @@ import functools
 import keyword
 import re
 
-from .context import state
-from .tensor import Variable
+from .engine.context import state
+from .engine.tensor import Variable
 
 __all__ = ["Module", "TrackedDict", "TrackedList", "changed", "structure_version", "tracked_items"]
 

@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-from . import backend
-from .tensor import Tensor
+from .engine import backend
+from .engine.tensor import Tensor
 
 
 def _number(value, dtype):

@@ -13,11 +13,11 @@ runs only for a pass that asks for the probabilities' gradient.
 """
 import numpy as np
 
-from . import backend
-from .host import row_sums
+from .engine import backend
+from .tuning.host import row_sums
 from .ops.nn import _label_positions, _softmax, checked_sparse_labels
 from .ops import cast, clip_by_value, one_hot, reduce_sum
-from .primitive import Through, primitive
+from .engine.primitive import Through, primitive
 
 EPSILON = 1e-7  # Keras's backend.epsilon()
 

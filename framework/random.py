@@ -12,14 +12,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import backend, philox
-from .dtypes import float32
-from .dtypes import numpy_dtype as _numpy_dtype
-from .tensor import Variable
-from .tensor import convert_to_tensor as _convert_to_tensor
-from .tensor import wrap as _wrap
-from .primitive import define as _define
-from .trace_hooks import replayed as _replayed  # (traced: drawn afresh on every call)
+from . import philox
+from .engine import backend
+from .engine.dtypes import float32
+from .engine.dtypes import numpy_dtype as _numpy_dtype
+from .engine.tensor import Variable
+from .engine.tensor import convert_to_tensor as _convert_to_tensor
+from .engine.tensor import wrap as _wrap
+from .engine.primitive import define as _define
+from .tracing.hooks import replayed as _replayed  # (traced: drawn afresh on every call)
 
 _global = {"rng": np.random.default_rng()}
 

@@ -21,9 +21,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import backend
-from .tensor import Tensor
-from .trace_hooks import replayed
+from .engine import backend
+from .engine.tensor import Tensor
+from .tracing.hooks import replayed
 
 __all__ = ["SummaryWriter", "create_file_writer", "experimental", "flush", "histogram",
            "record_if", "scalar", "should_record_summaries", "text"]

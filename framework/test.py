@@ -8,11 +8,11 @@ own derivatives, and so on for higher orders.
 """
 import numpy as np
 
-from . import nest
-from .dtypes import float64, is_floating
+from .engine import nest
+from .engine.dtypes import float64, is_floating
 from .ops import cast, reduce_sum
-from .tape import GradientTape
-from .tensor import Tensor, convert_to_tensor
+from .engine.tape import GradientTape
+from .engine.tensor import Tensor, convert_to_tensor
 
 
 class GradientCheckError(AssertionError):

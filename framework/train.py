@@ -27,9 +27,10 @@ import re
 
 import numpy as np
 
-from . import backend, checkpoint_file
+from . import checkpoint_file
+from .engine import backend
 from .checkpoint_file import CheckpointError, CheckpointReadError
-from .tensor import Variable, wrap
+from .engine.tensor import Variable, wrap
 
 __all__ = ["Checkpoint", "CheckpointError", "CheckpointManager", "CheckpointMismatchError",
            "CheckpointReadError", "latest_checkpoint", "restore_exactly"]

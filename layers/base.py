@@ -19,10 +19,10 @@ import inspect
 import weakref
 
 import framework as fw
-from framework import backend, nest
+from framework.engine import backend, nest
 from framework.module import Module, changed, structure_version
 from framework.registry import Registry
-from framework.tensor import Tensor, Variable
+from framework.engine.tensor import Tensor, Variable
 
 from . import initializers, regularizers
 from .node import is_symbolic, symbolic_call

@@ -3,9 +3,9 @@ and numbers."""
 import math
 
 import framework as fw
-from framework import backend
-from framework.tensor import wrap
-from framework.trace_hooks import replayed
+from framework.engine import backend
+from framework.engine.tensor import wrap
+from framework.tracing.hooks import replayed
 
 from . import activations, initializers, regularizers
 from .base import LAYERS, Layer, serialized

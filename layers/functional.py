@@ -7,7 +7,7 @@ in Keras's order. Calling the model on real tensors replays the calls in that or
 """
 import collections
 
-from framework import nest
+from framework.engine import nest
 from framework.module import tracked_items
 
 from .base import LAYERS, Layer

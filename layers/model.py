@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from framework import nest
+from framework.engine import nest
 
 from .base import Layer
 

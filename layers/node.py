@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 import framework as fw
-from framework import nest
+from framework.engine import nest
 
 __all__ = ["KerasTensor", "Node", "is_symbolic", "symbolic_call"]
 

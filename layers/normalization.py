@@ -6,7 +6,7 @@ framework's differentiable ops, so the gradients (and higher orders) come from t
 The variance is the biased (1/n) one, as Keras's ``moments``.
 """
 import framework as fw
-from framework.trace_hooks import replayed
+from framework.tracing.hooks import replayed
 
 from . import initializers, regularizers
 from .base import LAYERS, Layer, serialized

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 import framework as fw
-from framework import backend
+from framework.engine import backend
 from framework.checkpoint_file import CheckpointError
 
 from .scope import snake_case

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from framework import kernels
+from framework.tuning import kernels
 
 from . import checks
 from .base import OPTIMIZERS, Optimizer

@@ -26,12 +26,13 @@ import warnings
 import numpy as np
 
 import framework as fw
-from framework import backend, kernels
-from framework.context import before_update, holders
-from framework.indexed_slices import IndexedSlices, gradient_arrays
+from framework.engine import backend
+from framework.tuning import kernels
+from framework.engine.context import before_update, holders
+from framework.engine.indexed_slices import IndexedSlices, gradient_arrays
 from framework.registry import Registry
-from framework.tensor import Tensor, Variable, mark_updated, wrap
-from framework.trace_hooks import replayed
+from framework.engine.tensor import Tensor, Variable, mark_updated, wrap
+from framework.tracing.hooks import replayed
 
 from . import checks
 from .common import ACCUMULATOR, AVERAGE, KerasCommon

@@ -2,8 +2,8 @@
 each failing with one line that names the culprit."""
 import inspect
 
-from framework import backend
-from framework.tensor import Variable
+from framework.engine import backend
+from framework.engine.tensor import Variable
 
 
 def check_positive(value, what):

@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 
-from framework.tensor import mark_updated
+from framework.engine.tensor import mark_updated
 
 from .schedules import SCHEDULES, LearningRateSchedule
 

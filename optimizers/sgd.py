@@ -1,7 +1,8 @@
 """Stochastic gradient descent, with Keras 3's momentum and Nesterov formulas."""
 import numpy as np
 
-from framework import backend, kernels
+from framework.engine import backend
+from framework.tuning import kernels
 
 from .base import OPTIMIZERS, Optimizer
 

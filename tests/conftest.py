@@ -22,7 +22,8 @@ import pytest
 
 import cupy_emulator
 import framework as fw
-from framework import backend, kernels
+from framework.engine import backend
+from framework.tuning import kernels
 
 BACKENDS = ("numpy", "cupy", "emulated-cupy")
 DEVICE_BACKENDS = [pytest.param("cupy", marks=pytest.mark.gpu), "emulated-cupy"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework.trace import TraceError
+from framework.tracing.tracer import TraceError
 from layers import Dense, Dropout, Sequential
 from optimizers import SGD, Adam
 from optimizers.schedules import ExponentialDecay
@@ -503,7 +503,7 @@ def test_batch_normalization_and_metrics_inside_equal_eager():
 
 
 def test_an_in_place_write_on_a_raw_array_is_refused():
-    from framework.tensor import mark_updated
+    from framework.engine.tensor import mark_updated
     var = fw.Variable([1.0])
 
     @fw.function
@@ -578,7 +578,7 @@ def test_a_python_number_result_comes_back_as_a_tensor():
 
 
 def test_a_tensor_computed_behind_the_gate_is_refused_naming_the_line():
-    from framework.tensor import wrap
+    from framework.engine.tensor import wrap
 
     @fw.function
     def f(x):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework import nest
+from framework.engine import nest
 from gate_cases import CASES, GENERIC, NOT_COMPUTATIONS
 
 NAMESPACES = {"fw": fw, "fw.math": fw.math, "fw.linalg": fw.linalg, "fw.nn": fw.nn,

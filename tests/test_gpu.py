@@ -20,7 +20,8 @@ import pytest
 
 import framework as fw
 from framework.ops import nn as nn_ops
-from framework import backend, host, kernels
+from framework.engine import backend
+from framework.tuning import host, kernels
 from layers import Dense, Flatten, Model
 from optimizers import SGD, Adam, AdamW
 from training.cli import main as tape_train

@@ -1,4 +1,4 @@
-"""Host tuning (``framework.host``) gives the numbers of the op definitions it stands in for.
+"""Host tuning (``framework.tuning.host``) gives the numbers of the op definitions it stands in for.
 
 Every op that registers a host form is checked here: its forward, and its first-order VJP on
 arrays for each subset of the arguments asked for, against the definition on the same NumPy
@@ -153,7 +153,7 @@ def test_host_matmul_is_the_at_operator_bit_for_bit(dtype):
     """The host's products of two matrices go through ``ndarray.dot``: the same result as
     ``@`` to the last bit, for every memory layout a training step hands it (a transposed
     weight, a transposed batch, a row of ones); other ranks fall back to ``@`` itself."""
-    from framework import host
+    from framework.tuning import host
     a, b = normal((37, 23), dtype), normal((23, 11), dtype)
     layouts = [(a, b), (np.asfortranarray(a), b), (a, np.ascontiguousarray(b.T).T),
                (np.ascontiguousarray(a.T).T, np.asfortranarray(b)), (a[::2], b[:, ::3]),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import cupy_emulator
-from framework import kernels
+from framework.tuning import kernels
 
 # The real CuPy, found on sys.path (a session may have put the emulator in sys.modules).
 CUPY_INSTALLED = importlib.machinery.PathFinder.find_spec("cupy") is not None

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays, mutually_broadcastable_shapes
 
 import framework as fw
-from framework import host
+from framework.tuning import host
 from framework.test import check_gradients
 
 _rng = np.random.default_rng(20240601)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework import kernels
+from framework.tuning import kernels
 from optimizers import Adadelta, Adamax, Ftrl, Lion, Nadam
 
 rng = np.random.default_rng(18)

@@ -11,7 +11,7 @@ sample_weight=None)``. The per-example losses are multiplied by ``sample_weight`
 """
 from ..ops import cast, reduce_sum
 from ..registry import snake_case
-from ..tensor import convert_to_tensor
+from ..engine.tensor import convert_to_tensor
 from . import functions as F
 from .functions import LOSSES, same_rank
 

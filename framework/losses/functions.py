@@ -14,7 +14,7 @@ from ..ops import (abs, cast, clip_by_value, equal, expand_dims, log, logical_or
                    squeeze, subtract, where)
 from ..probability_loss import sparse_crossentropy_of_probabilities
 from ..registry import Registry
-from ..tensor import convert_to_tensor
+from ..engine.tensor import convert_to_tensor
 
 LOSSES = Registry("loss")
 EPSILON = 1e-7  # Keras's backend.epsilon(): the clip applied to probabilities

@@ -8,7 +8,7 @@ accumulate their mean. Keras's quirks kept: ``binary_accuracy`` uses a strict
 """
 import numpy as np
 
-from .. import backend
+from ..engine import backend
 from ..registry import snake_case
 from ..ops import sqrt
 from .base import METRICS, MeanMetricWrapper, metric_op, same_rank

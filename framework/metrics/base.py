@@ -11,12 +11,12 @@ a traced step updates its metrics on every call.
 """
 import numpy as np
 
-from .. import backend
-from ..dtypes import numpy_dtype
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype
 from ..ops.elementwise import divide_no_nan as ops_divide_no_nan
-from ..primitive import define
+from ..engine.primitive import define
 from ..registry import Registry, snake_case
-from ..tensor import Tensor, Variable, convert_to_tensor
+from ..engine.tensor import Tensor, Variable, convert_to_tensor
 
 METRICS = Registry("metric")
 

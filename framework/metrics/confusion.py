@@ -10,7 +10,7 @@ primitives without gradient (``metric_op``); the counts add up through ``assign_
 """
 import numpy as np
 
-from .. import backend
+from ..engine import backend
 from ..losses import EPSILON
 from .base import METRICS, Metric, add_to, divide_no_nan, metric_op, same_rank
 

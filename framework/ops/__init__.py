@@ -1,5 +1,5 @@
 """Every op of the framework, and the Python operators of ``Tensor`` that call them."""
-from ..tensor import Tensor
+from ..engine.tensor import Tensor
 from .linalg import einsum, matmul
 from .math import (abs, add, cast, cos, divide, equal, erf, exp, greater, greater_equal,
                    identity, less, less_equal, log, logical_and, logical_not, logical_or,

@@ -12,10 +12,10 @@ from builtins import slice as _slice  # ``slice`` below is TensorFlow's
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import numpy_dtype, float64, int32
-from ..primitive import define, primitive
-from ..tensor import Tensor, convert_to_tensor, wrap_constant
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype, float64, int32
+from ..engine.primitive import define, primitive
+from ..engine.tensor import Tensor, convert_to_tensor, wrap_constant
 from .elementwise import floormod
 from .math import cast, greater, identity, less, maximum, minimum
 from .reduce import reduce_max

@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from .. import backend
-from ..primitive import primitive
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.primitive import primitive
+from ..engine.tensor import convert_to_tensor
 from .array import pad
 from .linalg import matmul
 from .reduce import reduce_max, reduce_sum

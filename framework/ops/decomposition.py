@@ -15,9 +15,9 @@ import operator
 
 import numpy as np
 
-from .. import backend
-from ..primitive import define
-from ..tensor import convert_to_tensor, wrap_constant
+from ..engine import backend
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor, wrap_constant
 from .linalg import matmul
 from .math import floats_only
 from .matrix import (_inv, _square, band_part, cholesky, cholesky_solve, diag, diag_part,

@@ -11,9 +11,9 @@ import operator
 
 import numpy as np
 
-from .. import backend
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .math import (_zeros_of, abs, add, cast, divide, exp, floats_only, log, multiply, sigmoid,
                    sqrt, square, subtract)
 from .shape import where

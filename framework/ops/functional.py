@@ -10,9 +10,9 @@ must have the structure and dtypes of ``fn_output_signature`` (``elems``'s when 
 given), ``scan``'s and the folds' those of the accumulator. ``vectorized_map`` is ``map_fn``
 with the structure taken from ``fn``'s results (TensorFlow vectorises it; here it loops).
 """
-from .. import nest
-from ..dtypes import numpy_dtype
-from ..tensor import convert_to_tensor
+from ..engine import nest
+from ..engine.dtypes import numpy_dtype
+from ..engine.tensor import convert_to_tensor
 from .array import unstack
 from .shape import stack
 

@@ -8,10 +8,10 @@ import collections
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import int32
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.dtypes import int32
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .array import scatter_nd, scattered_to, tensor_scatter_nd_add
 from .math import maximum, minimum
 from .segment import bincount, unique

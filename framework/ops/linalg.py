@@ -2,10 +2,10 @@
 import string
 
 
-from .. import backend
-from ..host import matmul as _product
-from ..primitive import primitive
-from ..tensor import convert_to_tensor, wrap_constant
+from ..engine import backend
+from ..tuning.host import matmul as _product
+from ..engine.primitive import primitive
+from ..engine.tensor import convert_to_tensor, wrap_constant
 from .shape import _same_dtype, broadcast_to, expand_dims, reshape, transpose
 
 

@@ -13,10 +13,10 @@ import collections
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import numpy_dtype
-from ..primitive import define
-from ..tensor import convert_to_tensor, wrap_constant
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor, wrap_constant
 from .linalg import einsum, matmul
 from .math import floats_only
 from .matrix import (_inv, _square, band_part, matrix_transpose, set_diag, solve,

@@ -12,10 +12,10 @@ import operator
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import numpy_dtype
-from ..primitive import define, primitive
-from ..tensor import convert_to_tensor, wrap, wrap_constant
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype
+from ..engine.primitive import define, primitive
+from ..engine.tensor import convert_to_tensor, wrap, wrap_constant
 
 
 def floats_only(forward):

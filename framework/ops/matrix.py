@@ -11,9 +11,9 @@ import string
 
 import numpy as np
 
-from .. import backend
-from ..primitive import define, primitive
-from ..tensor import convert_to_tensor, wrap_constant
+from ..engine import backend
+from ..engine.primitive import define, primitive
+from ..engine.tensor import convert_to_tensor, wrap_constant
 from .array import pad
 from .elementwise import add_n
 from .linalg import einsum, matmul

@@ -3,11 +3,11 @@ import math
 
 import numpy as np
 
-from .. import backend
+from ..engine import backend
 from .math import cast, equal
 from .shape import _axes, reshape
-from ..primitive import define, primitive
-from ..tensor import Tensor
+from ..engine.primitive import define, primitive
+from ..engine.tensor import Tensor
 
 
 def _kept_shape(shape, axes):

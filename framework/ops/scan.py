@@ -6,9 +6,9 @@ through the same VJP. The adjoint of a cumulative sum is the cumulative sum the 
 a cumulative product's VJP divides by the input, as TensorFlow's does (so it is undefined where
 an input is exactly 0).
 """
-from .. import backend
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 
 
 def _from_end(axis, ndim, name):

@@ -13,10 +13,10 @@ import operator
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import numpy_dtype, int32
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype, int32
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .math import cast, equal, greater_equal, less, maximum, sqrt
 from .reduce import reduce_max, reduce_min, reduce_mean
 from .shape import _scatter, expand_dims, getitem, reshape, where

@@ -5,10 +5,10 @@ as ``lead = g.ndim - out.ndim`` and leave them in front.
 """
 import numpy as np
 
-from .. import backend
-from ..indexed_slices import IndexedSlices, from_arrays
-from ..primitive import define, primitive
-from ..tensor import Tensor, convert_to_tensor
+from ..engine import backend
+from ..engine.indexed_slices import IndexedSlices, from_arrays
+from ..engine.primitive import define, primitive
+from ..engine.tensor import Tensor, convert_to_tensor
 
 
 def _lead(g, out):
@@ -272,7 +272,7 @@ def _one_hot(indices, depth, on_value, off_value, axis, dtype):
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
     """Rows of the identity at ``indices``; an index out of range gives a row of zeros."""
-    from ..dtypes import numpy_dtype, float32
+    from ..engine.dtypes import numpy_dtype, float32
     dtype = numpy_dtype(dtype) or float32
     return _one_hot(convert_to_tensor(indices), depth=int(depth),
                     on_value=1 if on_value is None else on_value,

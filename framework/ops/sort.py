@@ -7,10 +7,10 @@ as TensorFlow's ``top_k`` (and so its ``sort`` and ``argsort``) does.
 """
 import collections
 
-from .. import backend
-from ..dtypes import numpy_dtype, int32
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.dtypes import numpy_dtype, int32
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .shape import _axes, getitem
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])

@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from .. import backend
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .math import exp, floats_only, sign
 from .shape import where
 

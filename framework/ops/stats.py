@@ -7,8 +7,8 @@ their numbers and gradients (at any order) are TensorFlow's. ``reduce_prod`` is 
 its VJP multiplies each element's cotangent by the product of the *other* elements (an
 exclusive cumulative product from each side), which stays right where an input is 0.
 """
-from ..primitive import define, primitive
-from ..tensor import convert_to_tensor
+from ..engine.primitive import define, primitive
+from ..engine.tensor import convert_to_tensor
 from .elementwise import is_finite, rsqrt
 from .math import cast, exp, log, maximum, sqrt, square, stop_gradient
 from .reduce import _axis_param, reduce_max, reduce_mean, reduce_sum
@@ -116,7 +116,7 @@ def _count_nonzero(x, axis, keepdims, dtype):
 
 def count_nonzero(input, axis=None, keepdims=None, dtype="int64", name=None):  # noqa: A002
     """How many elements are not 0 (not False) over ``axis``; int64 by default."""
-    from ..dtypes import numpy_dtype
+    from ..engine.dtypes import numpy_dtype
     return _count_nonzero(convert_to_tensor(input), axis=_axis_param(axis),
                           keepdims=bool(keepdims), dtype=numpy_dtype(dtype))
 

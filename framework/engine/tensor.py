@@ -16,7 +16,7 @@ import numpy as np
 from . import backend
 from .context import before_update, holders, note_assign, note_escape, state
 from .dtypes import _DTYPES, as_dtype, default_dtype, numpy_dtype
-from .trace_hooks import replayed
+from ..tracing.hooks import replayed
 
 
 class TensorShape(tuple):
@@ -239,7 +239,7 @@ class Variable(Tensor):
 
     def read_value(self):
         """A tensor holding a snapshot of the current value (later updates leave it alone)."""
-        from .ops.math import read_value
+        from ..ops.math import read_value
         return read_value(self)
 
     value = read_value  # TensorFlow's other spelling
@@ -357,7 +357,7 @@ def constant(value, dtype=None, shape=None, name=None):
     element fills it, any other count is a TypeError. A tensor given as the value is copied
     by an op (its values may change between ``fw.function`` calls)."""
     if isinstance(value, Tensor):
-        from .ops import broadcast_to, cast, identity, reshape  # (ops are built on tensors)
+        from ..ops import broadcast_to, cast, identity, reshape  # (ops are built on tensors)
         out = identity(value if dtype is None else cast(value, dtype))
         if shape is None or tuple(shape) == out.shape:
             return out

@@ -17,7 +17,7 @@ from . import backend, nest
 from .context import holders, state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .jacobian import Jacobians, checked_tensors as _tensors, zeros_like as _zeros_like
-from .ops import add, reduce_sum, reshape
+from ..ops import add, reduce_sum, reshape
 from .recording import TapeRecording
 from .tensor import Tensor, Variable, wrap, wrap_constant
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected

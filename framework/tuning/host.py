@@ -3,7 +3,7 @@
 Each function here is registered beside its op's definition in ``framework.nn``
 (``host_forward=`` / ``host_array_vjp=``, see ``framework.primitive.define``) and runs in its
 place when the op's first array is a NumPy array; the definition serves every other array
-(CuPy's, where ``framework.kernels`` has the GPU's own fused forms). The tests hold each pair
+(CuPy's, where ``framework.tuning.kernels`` has the GPU's own fused forms). The tests hold each pair
 equal (``tests/test_host.py``). Why each form is faster is said beside it; by how much, the
 scripts in ``benchmarks/`` measure.
 

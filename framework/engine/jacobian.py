@@ -10,7 +10,7 @@ is zeros unless asked to raise.
 import math
 
 from . import backend, nest
-from .ops import broadcast_to, concat, reshape, transpose
+from ..ops import broadcast_to, concat, reshape, transpose
 from .tensor import Tensor, Variable, wrap_constant
 from .unconnected import UnconnectedGradients, unconnected_mode
 

@@ -1,7 +1,7 @@
 """The recorder behind ``fw.function``: one run of the Python function becomes a plan.
 
 Tracing runs the user's function once, on the call's real values, while a ``Tracer`` follows
-every op (it is one of the thread's listeners, ``framework.recording.Listener``, beside the
+every op (it is one of the thread's listeners, ``framework.engine.recording.Listener``, beside the
 recording tapes, so the ops need no hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
 updates, random draws) and every first-order ``tape.gradient``: the tape's own array pass makes
 its array calls (array VJPs, sums, additions) through the recorder, which writes each down. The steps refer to values
@@ -22,13 +22,14 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .context import state
-from .indexed_slices import IndexedSlices
-from .recording import Listener
-from .tensor import Tensor, Variable
+from ..engine.context import state
+from ..engine.indexed_slices import IndexedSlices
+from ..engine.recording import Listener
+from ..engine.tensor import Tensor, Variable
 
-_PACKAGES = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + name
-                  + os.sep for name in ("framework", "layers", "optimizers"))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGES = tuple(os.path.join(_ROOT, name) + os.sep for name in ("framework", "layers",
+                                                                  "optimizers"))
 
 
 class TraceError(TypeError):
@@ -82,7 +83,7 @@ class Tracer(Listener):
             f"{user_line()}: variable '{variable.name}' was updated in place on its raw array "
             f"inside fw.function, which a replay would not repeat; update it with assign(), "
             f"assign_add() or an optimizer, or mark the updating function with "
-            f"framework.trace_hooks.replayed")
+            f"framework.tracing.hooks.replayed")
 
     # --- refs -------------------------------------------------------------------------------
     def new_slot(self, array, *tensors):
@@ -114,7 +115,7 @@ class Tracer(Listener):
                 raise TraceError(
                     f"{made}: a tensor computed behind the gate (on raw arrays, not by an op) "
                     f"inside fw.function: a replay would repeat the first call's value. Compute "
-                    f"it with framework ops (or define a primitive for it, framework.primitive"
+                    f"it with framework ops (or define a primitive for it, framework.engine.primitive"
                     f".define)")
             r = self.constant(t._value)
         self._alive.append(t)

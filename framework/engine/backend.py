@@ -21,7 +21,7 @@ _cupy = None
 
 
 def cupy_module():
-    """The CuPy module, imported and checked on first use (``framework.kernels`` gets it here).
+    """The CuPy module, imported and checked on first use (``framework.tuning.kernels`` gets it here).
 
     Without CuPy, or with CuPy but no usable GPU, a RuntimeError says which of the two is
     missing: asking for the GPU never falls back to the host silently.

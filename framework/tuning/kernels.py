@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import backend
+from ..engine import backend
 
 __all__ = ["SOURCES", "XENT_MAX_CLASSES", "adam", "bias_add_relu", "fits", "fits_xent",
            "relu_grad", "sgd", "sparse_xent", "sparse_xent_grad", "sum_rows", "update"]

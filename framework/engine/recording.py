@@ -3,7 +3,7 @@
 The one recording interface is ``Listener``: the events an active listener (on this thread's
 ``state.recording``) hears are an op recorded (``recorded``, from ``record``, the one place ops
 report to), a recorded value leaving for NumPy (``escaped``) and a variable written in place
-(``assigned``). A ``GradientTape`` and ``fw.function``'s tracer (``framework.trace.Tracer``) each
+(``assigned``). A ``GradientTape`` and ``fw.function``'s tracer (``framework.tracing.tracer.Tracer``) each
 implement it: the tape keeps records of what it tracks, the tracer writes every op into its
 plan. What only the tracer answers (a replayed effect, a guard on a value, a tensor wrapping an
 unseen array) it is asked directly, as ``state.tracer``.

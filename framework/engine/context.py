@@ -11,7 +11,7 @@ from types import SimpleNamespace
 class _ThreadState(threading.local):
     def __init__(self):
         self.recording = []  # the recording tapes, outermost first
-        self.tracer = None  # fw.function's recorder while it traces (framework.trace)
+        self.tracer = None  # fw.function's recorder while it traces (framework.tracing.tracer)
 
 
 state = _ThreadState()

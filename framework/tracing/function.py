@@ -22,12 +22,12 @@ import weakref
 
 import numpy as np
 
-from . import nest
-from .context import settings, state
-from .dtypes import numpy_dtype
-from .tensor import Tensor, Variable, convert_to_tensor, wrap
-from .trace import TraceError, Tracer
-from .trace_plan import Mismatch, Stale, build
+from ..engine import nest
+from ..engine.context import settings, state
+from ..engine.dtypes import numpy_dtype
+from ..engine.tensor import Tensor, Variable, convert_to_tensor, wrap
+from .tracer import TraceError, Tracer
+from .plan import Mismatch, Stale, build
 
 _RETRACE_WARNING = 8  # traces of one function before the warning TensorFlow also gives
 

@@ -19,9 +19,9 @@ import itertools
 
 import numpy as np
 
-from . import random as fw_random
-from .tensor import wrap
-from .trace import Step, TraceError
+from .. import random as fw_random
+from ..engine.tensor import wrap
+from .tracer import Step, TraceError
 
 
 class Mismatch(Exception):

@@ -78,7 +78,7 @@ class IndexedSlices:
 
 def to_dense(slices):
     """The dense tensor of ``slices`` (a recorded, differentiable scatter-add)."""
-    from .ops.shape import _scatter
+    from ..ops.shape import _scatter
     return _scatter(slices._values, key=(slices._indices._value,), advanced=True,
                     shape=slices._dense_shape)
 
@@ -114,7 +114,7 @@ def add_cotangents(a, b, raw):
             return from_arrays(xp.concatenate([a._values._value, b._values._value]),
                             xp.concatenate([a._indices._value, b._indices._value]),
                             a._dense_shape)
-        from .ops.shape import concat
+        from ..ops.shape import concat
         indices = a._indices if a._indices.dtype == b._indices.dtype else wrap(
             a._indices._value.astype(np.int64))
         other = b._indices if b._indices.dtype == indices.dtype else wrap(
@@ -131,7 +131,7 @@ def add_cotangents(a, b, raw):
         a = to_dense(a)
     if raw:
         return a + b
-    from .ops.math import add
+    from ..ops.math import add
     return add(a, b)
 
 

@@ -214,6 +214,6 @@ _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
 def __getattr__(name):
     """``fw.dtypes.cast`` (tf.dtypes.cast) lives with the ops, which import this module."""
     if name == "cast":
-        from .ops import cast
+        from ..ops import cast
         return cast
     raise AttributeError(f"module 'fw.dtypes' has no attribute '{name}'")

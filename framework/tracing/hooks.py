@@ -12,7 +12,7 @@ through the tapes' own recording path; these hooks cover what is not an op:
 """
 import functools
 
-from .context import state
+from ..engine.context import state
 
 
 def replayed(fn):

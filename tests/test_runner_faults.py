@@ -412,7 +412,7 @@ def test_a_write_failing_with_enospc_is_one_line_simulated(capsys, config_path, 
     assert [after[name] == before[name] for name in ("checkpoint.npz", "metrics.jsonl")] \
         == [True, True]
     monkeypatch.undo()
-    monkeypatch.setattr(training.records.os, "write", full)  # appending a record
+    monkeypatch.setattr(training.records, "_write_all", full)  # appending a record
     line = fails(capsys, 2, config_path, out, "--set", "epochs=2", "--resume")
     assert "metrics.jsonl: No space left on device" in line
     assert snapshot(out)["metrics.jsonl"] == before["metrics.jsonl"]

@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error))
     except OSError as error:  # every write is checked where it is made; this is the last net
         return _fail(f"{error.filename or 'a file of the run'}: {error.strerror or error}")
+    except MemoryError as error:  # a model that builds but whose training state does not fit
+        return _fail(f"out of memory: {error or 'the model and its training state do not fit'}")
     except ReportedByRoot:
         return 2
     except KeyboardInterrupt as error:  # mpiexec passes Ctrl-C to every rank: the root says it

@@ -118,7 +118,8 @@ class MetricsFile:
 
     def _lines(self, path: Path) -> list[str]:
         try:
-            return path.read_text(encoding="utf-8").splitlines(keepends=True)
+            with open(path, encoding="utf-8", newline="") as file:  # CSV's \r\n kept
+                return file.read().splitlines(keepends=True)
         except UnicodeDecodeError as error:
             raise RecordsError(f"{path}: not a text file of records ({error})") from None
 

@@ -212,5 +212,8 @@ def _touches(config_path: str, assignment: str, changes: list[tuple[list[Any], A
 def _fail(message: str, status: int = 2, quiet: bool = False, ranked: bool = True) -> int:
     if not quiet:
         rank = f" (rank {fw.distributed.rank()})" if ranked and fw.distributed.size() > 1 else ""
-        print(f"tape-train: error{rank}: {message}", file=sys.stderr)
+        try:
+            print(f"tape-train: error{rank}: {message}", file=sys.stderr)
+        except BrokenPipeError:  # stderr closed too (``2>&1 | head``): no one to tell
+            pass
     return status

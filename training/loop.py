@@ -14,11 +14,12 @@ batch and the ranks average their gradients; only the root writes files and prin
 (``training.parallel`` says who does what). Metrics are summed over each rank's rows and
 combined, weighted by rows, so they are those of the whole training and test sets.
 
-A run touches its folder only once everything it needs has passed its checks (config, folder,
-data, model, checkpoint), and writes each epoch's checkpoint before the epoch's metrics record,
-which the checkpoint also holds: whatever the moment a run is killed, a resume finds a
-checkpoint and rebuilds the records to match it (``training.runfolder`` has the folder's
-rules). A step whose loss or gradients are not finite is handled before it is applied, as the
+A run holds its folder's lock from the first check to the end (``training.runlock``), touches
+the folder otherwise only once everything it needs has passed its checks (config, folder,
+data, model, room for a checkpoint, the checkpoint), and writes each epoch's checkpoint before
+the epoch's metrics record; the checkpoint holds every epoch's record too: whatever the moment
+a run is killed, or its metrics file deleted, a resume finds a checkpoint and rebuilds the
+records to match it (``training.runfolder`` has the folder's rules). A step whose loss or gradients are not finite is handled before it is applied, as the
 config's ``on_nonfinite`` says (``training.divergence``).
 """
 
@@ -151,10 +152,12 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
           overwrite: bool = False, progress: bool = True) -> dict[str, float]:
     """Run (or resume) the training a resolved config describes; return the final test metrics.
 
-    Nothing is written before the config, the run folder, the data, the model and (on resume)
-    the checkpoint have passed every check, so a refused run leaves the folder as it was
-    (``training.runfolder`` has the folder's rules). Ctrl-C raises ``Interrupted``, which says
-    whether the run has a checkpoint to resume from.
+    The folder is locked (``runlock.FolderLock``) before its first check and until this
+    returns; besides that lock file, nothing is written before the config, the run folder, the
+    data, the model and (on resume) the checkpoint have passed every check, so a refused run
+    leaves the folder as it was (``training.runfolder`` has the folder's rules). Ctrl-C raises
+    ``Interrupted``, a closed stdout ``OutputClosed``; each says whether the run has a
+    checkpoint to resume from.
 
     Under MPI every rank calls this with the same config; ``parallel.ReportedByRoot`` stops the
     other ranks when the root refuses the run folder or the checkpoint (the root says why)."""

@@ -19,8 +19,9 @@ the folder otherwise only once everything it needs has passed its checks (config
 data, model, room for a checkpoint, the checkpoint), and writes each epoch's checkpoint before
 the epoch's metrics record; the checkpoint holds every epoch's record too: whatever the moment
 a run is killed, or its metrics file deleted, a resume finds a checkpoint and rebuilds the
-records to match it (``training.runfolder`` has the folder's rules). A step whose loss or gradients are not finite is handled before it is applied, as the
-config's ``on_nonfinite`` says (``training.divergence``).
+records to match it (``training.runfolder`` has the folder's rules). A step whose loss or
+gradients are not finite is handled before it is applied, as the config's ``on_nonfinite``
+says (``training.divergence``).
 """
 
 from __future__ import annotations
@@ -254,7 +255,8 @@ def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset
                                     shuffle_rng, progress, steps_file, run, step_fn)
         record.update(evaluate(training, data.x_test, y_test))
         extra = {"epoch": epoch, "step": step, "config": config,
-                 "history": [*run.history, record], "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
+                 "history": [*run.history, record],
+                 "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
         states = random_states()
         if states is not None:
             extra["fw_rng_ranks"] = states

@@ -81,3 +81,4 @@ def test_save_weights_has_the_mode_of_a_new_file_and_names_a_folder_given(tmp_pa
     assert str(tmp_path / "folder") in str(caught.value)
     assert checkpoint_file.TEMP_SUFFIX not in str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "weights.npz"]
+

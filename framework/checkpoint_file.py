@@ -11,8 +11,13 @@ Every checkpoint of the framework (``fw.train.Checkpoint``, ``Model.save_weights
 * ``read`` loads every array at once, so a truncated or corrupted file is one
   ``CheckpointReadError`` (a ``CheckpointError``) naming the file, never a half-read state;
   ``read_header`` reads the JSON header alone, so a caller can check what a file describes
-  before it builds anything to restore into.
+  before it builds anything to restore into. A file that is not a zip archive (a text file, a
+  ``.npy`` array) is refused by its first bytes, and nothing pickled is ever loaded.
+* The file gets the mode any new file of the process gets (``0o666`` less the umask), as the
+  run's other files do, not the private ``0o600`` of a temporary file; an error of the final
+  rename (the target is a folder) names the target, not the temporary file.
 """
+import errno
 import json
 import os
 import tempfile
@@ -74,6 +79,9 @@ def _load(path, header_only):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise CheckpointReadError(f"{path}: no such checkpoint file")
+    if not is_checkpoint_file(path):
+        raise CheckpointReadError(f"{path} is not a checkpoint (not an .npz archive: "
+                                  f"{_described(_start(path))})")
     try:
         with np.load(path, allow_pickle=False) as archive:
             if _HEADER not in archive.files:
@@ -85,8 +93,11 @@ def _load(path, header_only):
     except CheckpointReadError:
         raise
     except _READ_ERRORS as error:
+        reason = ("it holds pickled Python objects, which a checkpoint never has (they are not "
+                  "loaded: unpickling runs code)" if "pickle" in str(error)
+                  else f"{type(error).__name__}: {error}")
         raise CheckpointReadError(f"{path}: not a readable checkpoint (truncated or corrupted?): "
-                                  f"{type(error).__name__}: {error}") from None
+                                  f"{reason}") from None
     if not isinstance(header, dict) or header.pop("format", None) != _FORMAT:
         raise CheckpointReadError(f"{path} is not a checkpoint of format {_FORMAT}")
     return arrays, header
@@ -94,8 +105,23 @@ def _load(path, header_only):
 
 def is_checkpoint_file(path):
     """Whether ``path`` starts like the archive ``write`` makes (a zip file)."""
+    return _start(path, 4) == b"PK\x03\x04"
+
+
+def _described(start):
+    """What a file that is not an archive is, from its first bytes."""
+    if not start:
+        return "it is empty"
+    if start.startswith(b"\x93NUMPY"):
+        return "it is a single .npy array"
+    if all(32 <= byte < 127 or byte in b"\t\r\n" for byte in start):
+        return f"it is text, starting {start.decode()!r}"
+    return f"it starts with {start!r}"
+
+
+def _start(path, count=16):
     with open(path, "rb") as f:
-        return f.read(4) == b"PK\x03\x04"
+        return f.read(count)
 
 
 def temporary_prefix(path):
@@ -130,19 +156,34 @@ def _replacing(path, mode):
     """A file opened in ``mode`` that replaces ``path`` once the block completes: written as a
     temporary file beside it, fsynced, renamed over it; removed instead if the block fails."""
     directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, f"{os.strerror(errno.EISDIR)}, not a file to write",
+                                os.fspath(path))
     handle, temporary = tempfile.mkstemp(prefix=temporary_prefix(path),
                                          suffix=TEMP_SUFFIX, dir=directory)
     try:
+        if hasattr(os, "fchmod"):  # (POSIX)
+            os.fchmod(handle, 0o666 & ~_umask())
         with os.fdopen(handle, mode) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:  # named by the target, not the temporary file
+            raise type(error)(error.errno, error.strerror, os.fspath(path)) from None
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
     _sync_directory(directory)
+
+
+def _umask():
+    """The process's umask (read by setting it, then setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _sync_directory(directory):

@@ -52,9 +52,31 @@ def _shape(shape):
     return tuple(int(d) for d in (shape if hasattr(shape, "__len__") else (shape,)))
 
 
+CHUNK = 1 << 20  # values drawn in float64 at a time for a narrower dtype
+
+
+def _drawn(draw, shape, dtype, parameters):
+    """``draw(count)``'s float64 values in ``shape``, as ``dtype``. A narrower tensor (float32)
+    is filled a chunk at a time, so that a large one never has its float64 draw, twice its
+    size, beside it; the generators' streams are sequential, so the values are those of one
+    draw. (Only where the distribution's ``parameters`` are scalars, not arrays broadcast
+    over ``shape``.)"""
+    dtype = _numpy_dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype.itemsize >= 8 or count <= CHUNK or any(np.ndim(p) for p in parameters):
+        return _out(draw(shape), dtype)
+    values = np.empty(shape, dtype)
+    flat = values.reshape(-1)  # (a view: the array is contiguous)
+    for start in range(0, count, CHUNK):
+        flat[start:start + CHUNK] = draw(min(CHUNK, count - start))
+    return wrap(backend.to_backend(values))
+
+
 @_replayed
 def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
-    return _out(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
+    rng = generator(seed)
+    return _drawn(lambda size: rng.normal(mean, stddev, size), _shape(shape), dtype,
+                  (mean, stddev))
 
 
 @_replayed
@@ -65,7 +87,9 @@ def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
             raise ValueError("uniform: maxval is required for integer dtypes")
         return _out(generator(seed).integers(minval, maxval, _shape(shape)), dtype)
     maxval = 1.0 if maxval is None else maxval
-    return _out(generator(seed).uniform(minval, maxval, _shape(shape)), dtype)
+    rng = generator(seed)
+    return _drawn(lambda size: rng.uniform(minval, maxval, size), _shape(shape), dtype,
+                  (minval, maxval))
 
 
 @_replayed

@@ -239,7 +239,7 @@ def test_read_extra_and_damaged_files_are_one_error_naming_the_file(tmp_path):
             with pytest.raises(CheckpointReadError, match=re.escape(str(tmp_path / name))):
                 read(tmp_path / name)
     np.save(tmp_path / "array.npy", np.zeros(3))
-    with pytest.raises(CheckpointReadError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointReadError, match="is not a checkpoint .*a single .npy array"):
         read_extra(tmp_path / "array.npy")
 
 

@@ -247,13 +247,13 @@ def test_accuracy_on_regression_is_refused(tmp_path):
             .replace("units = 3", "units = 1")
             .replace('"sparse_categorical_crossentropy"', '"mean_squared_error"'))
     config, source = load_config(write(tmp_path, text))
-    with pytest.raises(ConfigError, match="metrics: 'accuracy' needs class labels"):
+    with pytest.raises(ConfigError, match=r"metrics\[0\]: 'accuracy' needs class labels"):
         build_training(config, load_dataset(config["data"], 0), source)
 
 
 def test_distance_metrics_on_classes_are_refused(tmp_path):
     config, source = load_config(write(tmp_path, edited('["accuracy"]', '["mae"]')))
-    with pytest.raises(ConfigError, match="metrics: 'mae' measures distances"):
+    with pytest.raises(ConfigError, match=r"metrics\[0\]: 'mae' measures distances"):
         build_training(config, load_dataset(config["data"], 0), source)
 
 

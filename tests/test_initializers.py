@@ -211,3 +211,32 @@ def test_orthogonal_is_seeded_and_identity_is_an_eye():
 def test_bad_shapes_name_themselves(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: fw.random.uniform((3, 50), -0.5, 2.0, seed=4),
+    lambda: fw.random.normal((3, 50), 1.0, 0.5, seed=4),
+], ids=["uniform", "normal"])
+def test_a_float32_draw_in_chunks_has_the_values_of_one_draw(monkeypatch, draw):
+    """Large float32 tensors are drawn a chunk of float64 values at a time (no float64 copy of
+    the whole beside them): the values are those drawn at once, here with chunks of 7."""
+    import framework.random
+    whole = draw().numpy()
+    monkeypatch.setattr(framework.random, "CHUNK", 7)
+    chunked = draw()
+    assert chunked.dtype == fw.float32 and chunked.shape == (3, 50)
+    np.testing.assert_array_equal(chunked.numpy(), whole)
+
+
+def test_a_large_float32_initializer_never_holds_its_float64_draw():
+    """Glorot's uniform draw of a 4-million-entry float32 kernel peaks at the kernel and one
+    chunk (1.5 times the kernel), not the kernel beside its float64 draw (3 times)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        kernel = initializers.GlorotUniform(seed=1)((2000, 2000), dtype="float32")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    nbytes = kernel.numpy().nbytes
+    assert nbytes == 16_000_000 and peak < 2 * nbytes, peak

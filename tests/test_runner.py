@@ -257,3 +257,81 @@ def test_python_dash_m_training(config_path, tmp_path, progress):
             drawn += chunk
     assert process.wait(timeout=120) == 0
     assert (b"step/s" in drawn or b"lr=" in drawn) == progress
+
+
+def test_a_closed_stdout_stops_the_run_in_one_line(config_path, tmp_path):
+    """``tape-train ... | head -0``: stdout's reader is gone before the first line; the run
+    says so in one line and Python's own flush at the exit adds nothing."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        process = subprocess.run([sys.executable, "-m", "training", str(config_path),
+                                  "--no-progress", "--output", str(tmp_path / "r")],
+                                 stdout=writer, stderr=subprocess.PIPE, timeout=120,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        os.close(writer)
+    err = process.stderr.decode()
+    assert process.returncode == 141 and len(err.splitlines()) == 1, err
+    assert err.startswith("tape-train: error: stdout was closed (broken pipe), so the run "
+                          "stopped before this run's first checkpoint; start it again with ")
+
+
+BINARY = """epochs = 1\nbatch_size = 32\nseed = 1
+[data]\nname = "moons"\nn_samples = 100\nnoise = 0.1
+[[model.layers]]\ntype = "dense"\nunits = 8\nactivation = "tanh"
+[[model.layers]]\ntype = "dense"\nunits = 1
+[loss]\nname = "binary_crossentropy"
+[optimizer]\ntype = "adam"\nlearning_rate = 0.05
+[output]\nplot = false
+"""
+REGRESSION = """epochs = 1\nbatch_size = 32\nseed = 1
+[data]\nname = "regression"\nn_samples = 100\nn_features = 3\nstandardize = true
+[[model.layers]]\ntype = "dense"\nunits = 1
+[loss]\nname = "mean_squared_error"
+[optimizer]\ntype = "sgd"\nlearning_rate = 0.01
+[output]\nplot = false
+"""
+FITTING = {
+    "classification": {"accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+                       "sparse_top_k_categorical_accuracy", "top_k_categorical_accuracy"},
+    "binary": {"accuracy", "auc", "binary_accuracy", "precision", "recall"},
+    "regression": {"mean_absolute_error", "mean_squared_error", "root_mean_squared_error"},
+}
+
+
+@pytest.mark.parametrize("task", sorted(FITTING))
+def test_every_registered_metric_works_or_is_refused_at_validation(tmp_path, capsys, task):
+    """Each name of ``fw.metrics.METRICS`` on each task: a finite value on both splits, or one
+    line at validation naming ``metrics[0]``, before the run folder is made."""
+    import framework as fw
+    path = tmp_path / "task.toml"
+    path.write_text({"classification": tiny_config(), "binary": BINARY,
+                     "regression": REGRESSION}[task])
+    accepted = set()
+    for name in fw.metrics.METRICS.names():
+        out = tmp_path / name
+        status = run(path, out, "--set", f'metrics=["{name}"]', "--set", "epochs=1")
+        err = capsys.readouterr().err
+        if status == 0:
+            record = records(out / "metrics.jsonl")[-1]
+            assert all(np.isfinite(record[key]) for key in (name, f"test_{name}")), record
+            accepted.add(name)
+        else:
+            assert status == 2 and len(err.splitlines()) == 1 and ": metrics[0]: " in err, err
+            assert not out.exists()
+    assert accepted == FITTING[task]
+
+
+def test_binary_metrics_of_a_model_ending_in_logits_see_probabilities():
+    """Precision and recall threshold probabilities at 0.5: the runner gives them the sigmoid
+    of logits (1.0 here), where raw logits of 0.2 and 0.3 would count as negatives (0.0)."""
+    from training.build import _metric
+    y, logits = np.array([[1.0], [0.0], [1.0]]), np.array([[0.2], [-1.0], [0.3]], np.float32)
+    for name in ("precision", "recall"):
+        metric = _metric(name, {"name": "binary_crossentropy", "from_logits": True})
+        metric.update_state(y, logits)
+        assert float(metric.result()) == 1.0 and metric.name == name
+        plain = _metric(name, {"name": "binary_crossentropy", "from_logits": False})
+        plain.update_state(y, logits)
+        assert float(plain.result()) == 0.0

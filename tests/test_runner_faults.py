@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ import pytest
 
 import training.loop
 import training.records
+import training.runfolder
+import training.runlock
 from framework.checkpoint_file import TEMP_SUFFIX
 from training.cli import main
 from test_runner import config_path, run, write_idx  # noqa: F401 (config_path: a fixture)
@@ -34,10 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def fails(capsys, status, config_path, output, *args):
-    """Run, expect ``status`` and a single line on stderr; return that line."""
+    """Run, expect ``status`` and a single line on stderr; return that line. A refusal (2)
+    comes before any epoch is trained."""
     capsys.readouterr()
     assert run(config_path, output, *args) == status
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert status != 2 or "epoch 1/" not in out, out
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith("tape-train: error: ")
     return err.strip()
@@ -343,12 +348,14 @@ def test_kill_9_in_the_middle_of_a_checkpoint_write(config_path, tmp_path):
                               "--no-progress", "--output", str(out), *settings],
                              env=env, capture_output=True, timeout=120)
     assert process.returncode == -signal.SIGKILL
+    holder = re.fullmatch(r"process (\d+) on .+\n", (out / ".tape-train.lock").read_text())
+    assert holder and int(holder.group(1)) != os.getpid()  # the killed process's lock file
     leftovers = [p.name for p in out.iterdir() if p.name.endswith(TEMP_SUFFIX)]
     assert leftovers == [p.name for p in out.iterdir() if p.name.startswith(".checkpoint.npz.")]
     assert len(leftovers) == 1
     assert run(config_path, tmp_path / "clean", *settings) == 0
-    assert run(config_path, out, *settings, "--resume") == 0
-    assert not [p for p in out.iterdir() if p.name.endswith((".tmp", TEMP_SUFFIX))]
+    assert run(config_path, out, *settings, "--resume") == 0  # the dead process's lock taken over
+    assert not [p for p in out.iterdir() if p.name.endswith((".tmp", TEMP_SUFFIX, ".lock"))]
     assert_same_run(out, tmp_path / "clean")
 
 
@@ -412,7 +419,7 @@ def test_a_write_failing_with_enospc_is_one_line_simulated(capsys, config_path, 
     assert [after[name] == before[name] for name in ("checkpoint.npz", "metrics.jsonl")] \
         == [True, True]
     monkeypatch.undo()
-    monkeypatch.setattr(training.records.os, "write", full)  # appending a record
+    monkeypatch.setattr(training.records, "_write_all", full)  # appending a record
     line = fails(capsys, 2, config_path, out, "--set", "epochs=2", "--resume")
     assert "metrics.jsonl: No space left on device" in line
     assert snapshot(out)["metrics.jsonl"] == before["metrics.jsonl"]
@@ -468,10 +475,252 @@ def test_a_read_only_disk(capsys, config_path, small_disk):
     before = snapshot(out)
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     try:
-        line = fails(capsys, 2, config_path, out, "--set", "epochs=2", "--resume")
-        assert "Read-only file system" in line
+        for mode in ("--resume", "--overwrite"):  # found before training: no epoch printed
+            line = fails(capsys, 2, config_path, out, "--set", "epochs=2", mode)
+            assert f"{out}: the run folder cannot be written (Read-only file system)" in line
         line = fails(capsys, 2, config_path, small_disk / "new")
         assert "Read-only file system" in line and "new" in line
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
     assert snapshot(out) == before
+
+
+# --- one run at a time in a folder ------------------------------------------------------------
+
+def test_a_second_run_in_a_locked_folder_is_refused_naming_the_holder(capsys, config_path,
+                                                                      finished):
+    """The lock is a ``flock``, which two open files conflict on in one process as in two; a
+    holder killed outright leaves its file, which the next run takes over (see
+    ``test_kill_9_in_the_middle_of_a_checkpoint_write``)."""
+    from training.runlock import FolderLock
+    out, before = finished
+    holder = FolderLock(out)
+    holder.acquire()
+    try:
+        for mode in ("--resume", "--overwrite"):  # the issue's pair, and any other command
+            line = fails(capsys, 2, config_path, out, "--set", "epochs=2", mode)
+            assert line == (f"tape-train: error: {out} is in use by another tape-train run "
+                            f"(process {os.getpid()} on {socket.gethostname()}); wait for it "
+                            f"to end, or pass --output DIR for a run of its own")
+        assert all(snapshot(out)[name] == before[name] for name in before)
+    finally:
+        holder.release()
+    assert snapshot(out) == before  # the lock file is gone with the lock
+    assert run(config_path, out, "--set", "epochs=2", "--resume") == 0
+
+
+def test_a_new_folder_for_a_refused_run_is_removed_with_its_lock(capsys, config_path, tmp_path):
+    out = tmp_path / "new/run"
+    fails(capsys, 2, config_path, out, "--set", "model.layers.out.units=7")
+    assert not (tmp_path / "new").exists()
+
+
+# --- the history is whole after a resume -------------------------------------------------------
+
+def test_a_resume_in_the_other_format_converts_the_records(capsys, config_path, tmp_path):
+    csv = ["--set", "output.format='csv'", "--set", "output.step_metrics=true"]
+    assert run(config_path, tmp_path / "clean", "--set", "epochs=2", *csv) == 0
+    out = tmp_path / "run"
+    assert run(config_path, out, "--set", "epochs=1", "--set", "output.step_metrics=true") == 0
+    capsys.readouterr()
+    assert run(config_path, out, "--set", "epochs=2", *csv, "--resume") == 0
+    printed = capsys.readouterr().out
+    assert "converted metrics.jsonl to metrics.csv (output.format is 'csv' now)" in printed
+    assert "converted steps.jsonl to steps.csv" in printed
+    for name in ("metrics.csv", "steps.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "clean" / name).read_bytes()
+    assert not (out / "metrics.jsonl").exists() and not (out / "steps.jsonl").exists()
+    assert run(config_path, out, "--set", "epochs=3", "--resume") == 0  # and back to jsonl
+    assert [r["epoch"] for r in strict_json(out / "metrics.jsonl")] == [1, 2, 3]
+
+
+def test_a_missing_metrics_file_is_rebuilt_from_the_checkpoint(capsys, config_path, tmp_path):
+    assert run(config_path, tmp_path / "clean", "--set", "epochs=3") == 0
+    out = tmp_path / "run"
+    assert run(config_path, out, "--set", "epochs=2") == 0
+    (out / "metrics.jsonl").unlink()
+    capsys.readouterr()
+    assert run(config_path, out, "--set", "epochs=3", "--resume") == 0
+    assert "metrics.jsonl was missing: rebuilt from checkpoint.npz\n" in capsys.readouterr().out
+    assert_same_run(out, tmp_path / "clean")
+
+
+def test_a_missing_metrics_file_says_what_an_older_checkpoint_lost(capsys, config_path,
+                                                                   tmp_path):
+    """A checkpoint from before the history was kept holds its own epoch's record only."""
+    from training.build import build_training
+    from training.checkpoint import read_extra, restore_checkpoint, save_checkpoint
+    from training.config import load_config
+    from training.data import load_dataset
+    out = tmp_path / "run"
+    assert run(config_path, out, "--set", "epochs=2") == 0
+    config, source = load_config(out / "config.toml")
+    built = build_training(config, load_dataset(config["data"], config["seed"]), source)
+    for group in built.groups:
+        group.optimizer.build(group.variables)
+    extra = restore_checkpoint(out / "checkpoint.npz", built.model, built.optimizers)
+    extra["record"] = extra.pop("history")[-1]
+    save_checkpoint(out / "checkpoint.npz", built.model, built.optimizers, extra=extra)
+    assert "history" not in read_extra(out / "checkpoint.npz")
+    (out / "metrics.jsonl").unlink()
+    capsys.readouterr()
+    assert run(config_path, out, "--set", "epochs=3", "--resume") == 0
+    assert ("metrics.jsonl was missing: rebuilt from checkpoint.npz; the records of epochs 1 "
+            "to 1 are lost") in capsys.readouterr().out
+    assert [r["epoch"] for r in strict_json(out / "metrics.jsonl")] == [2, 3]
+
+
+# --- a folder without a checkpoint holds no run; names and paths -------------------------------
+
+def test_a_run_that_stopped_before_its_first_checkpoint_is_no_run(capsys, tmp_path):
+    config, out = ROOT / "configs/regression.toml", tmp_path / "r"
+    fails(capsys, 3, config, out, "--set", "optimizer.learning_rate=1e6",
+          "--set", "output.plot=false")
+    left = sorted(p.name for p in out.iterdir())
+    assert left and "checkpoint.npz" not in left
+    line = fails(capsys, 2, config, out, "--set", "output.plot=false", "--resume")
+    assert f"no checkpoint.npz to resume from (its {', '.join(left)} are of a run that " \
+           f"stopped before its first checkpoint); start the run without --resume" in line
+    assert run(config, out, "--set", "output.plot=false", "--set", "epochs=1") == 0
+    assert "of a run that stopped before its first checkpoint: this run replaces them" \
+        in capsys.readouterr().out
+    assert (out / "checkpoint.npz").exists()
+
+
+@pytest.mark.parametrize("name", ["/", ".", "..", "../x", "/abs", "a\\\\b"])
+def test_a_run_name_is_one_folder_name(capsys, config_path, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main([str(config_path), "--no-progress", "--set", f'name="{name}"']) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "name (from --set): expected a run name: one " \
+        "folder name" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.toml"]
+
+
+def test_an_empty_output_is_refused(capsys, config_path):
+    line = fails(capsys, 2, config_path, "")
+    assert line == ("tape-train: error: --output '': an empty path; give the run folder, e.g. "
+                    "--output runs/NAME (or leave --output out)")
+
+
+# --- metrics that fit the task -----------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["auc", "precision", "recall", "binary_accuracy", "mae"])
+def test_a_metric_that_does_not_fit_the_task_is_refused_at_validation(capsys, config_path,
+                                                                      tmp_path, metric):
+    line = fails(capsys, 2, config_path, tmp_path / "r", "--set", f'metrics=["{metric}"]')
+    assert f"metrics[0]: {metric!r} " in line and "data 'iris' is a classification task" in line
+    assert "use 'accuracy' or 'sparse_categorical_accuracy'" in line
+    assert not (tmp_path / "r").exists()
+
+
+def test_categorical_metrics_on_class_ids_take_the_sparse_form(config_path, tmp_path):
+    assert run(config_path, tmp_path / "r", "--set", "epochs=1", "--set",
+               'metrics=["accuracy", "categorical_accuracy", "top_k_categorical_accuracy", '
+               '"sparse_top_k_categorical_accuracy"]') == 0
+    record, = strict_json(tmp_path / "r/metrics.jsonl")
+    for prefix in ("", "test_"):
+        assert record[f"{prefix}categorical_accuracy"] == record[f"{prefix}accuracy"]
+        assert record[f"{prefix}top_k_categorical_accuracy"] == \
+            record[f"{prefix}sparse_top_k_categorical_accuracy"]
+
+
+# --- one line each, before anything is trained -------------------------------------------------
+
+def test_a_text_file_as_checkpoint(capsys, config_path, finished):
+    out, before = finished
+    (out / "checkpoint.npz").write_text("epoch,loss\n1,0.5\n")
+    line = fails(capsys, 2, config_path, out, "--set", "epochs=2", "--resume")
+    assert f"{out / 'checkpoint.npz'} is not a checkpoint (not an .npz archive: it is text, " \
+           f"starting 'epoch,loss\\n1,0.5')" in line
+    assert "pickle" not in line and snapshot(out)["metrics.jsonl"] == before["metrics.jsonl"]
+
+
+def data_file(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    return ["--set", f'data={{name="{name.split(".")[-1]}", path="{tmp_path / name}"}}']
+
+
+def test_a_csv_given_as_npz_data(capsys, config_path, tmp_path):
+    (tmp_path / "d.npz").write_text("a,b,label\n1,2,0\n")
+    line = fails(capsys, 2, config_path, tmp_path / "r", "--set",
+                 f'data={{name="npz", path="{tmp_path / "d.npz"}"}}')
+    assert line.endswith('d.npz: not an .npz archive: a text file (a CSV? give it as [data] '
+                         'name = "csv")') and "pickle" not in line
+
+
+def test_a_csv_with_a_header_and_no_rows(capsys, config_path, tmp_path):
+    line = fails(capsys, 2, config_path, tmp_path / "r",
+                 *data_file(tmp_path, "d.csv", "a,b,label\n"))
+    assert line.endswith("d.csv: a header row (a, b, label) and no data rows")
+
+
+def test_one_fractional_label_among_class_ids_is_named(capsys, config_path, tmp_path):
+    rows = ["a,b,label"] + [f"{i % 7},{i % 5},{i % 3}" for i in range(60)]
+    rows[5] = "1,2,1.5"
+    line = fails(capsys, 2, config_path, tmp_path / "r",
+                 *data_file(tmp_path, "d.csv", "\n".join(rows) + "\n"))
+    assert "d.csv: column label: label 1.5 (line 6) is fractional among whole-number labels " \
+           "(3 values, 0 to 2)" in line and "loss" not in line
+
+
+def test_a_toml_file_with_a_byte_order_mark_is_read(config_path, tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_text(config_path.read_text(), encoding="utf-8-sig")
+    assert path.read_bytes()[:3] == b"\xef\xbb\xbf"
+    assert run(path, tmp_path / "r", "--set", "epochs=1") == 0
+
+
+def test_a_read_only_folder_is_found_before_training(capsys, config_path, finished, monkeypatch):
+    out, before = finished
+    real_open = os.open
+
+    def read_only(path, *args, **kwargs):
+        if str(path).endswith(".tape-train.lock"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(training.runlock.os, "open", read_only)
+    capsys.readouterr()
+    for mode in ("--resume", "--overwrite"):
+        assert run(config_path, out, "--set", "epochs=2", mode) == 2
+        printed = capsys.readouterr()
+        assert printed.err == (f"tape-train: error: {out}: the run folder cannot be written "
+                               f"(Read-only file system), so nothing was trained; free some "
+                               f"space or make it writable, or pass --output DIR\n")
+        assert "epoch" not in printed.out
+    assert snapshot(out) == before
+
+
+def test_a_disk_without_room_for_a_checkpoint_is_found_before_training(capsys, config_path,
+                                                                       tmp_path, monkeypatch):
+    real = os.statvfs
+
+    def nearly_full(path):
+        stats = real(path)
+        return os.statvfs_result((stats.f_bsize, 1024, stats.f_blocks, 1, 1, *stats[5:]))
+
+    monkeypatch.setattr(training.runfolder.os, "statvfs", nearly_full)
+    line = fails(capsys, 2, config_path, tmp_path / "r")
+    assert line.endswith(f"{tmp_path / 'r'}: 1.0 KiB free on its disk, but each checkpoint.npz "
+                         f"of this model needs about 1.4 KiB; free some space or pass --output "
+                         f"DIR")
+    assert "epoch" not in capsys.readouterr().out and not (tmp_path / "r").exists()
+
+
+def test_the_checkpoint_has_the_mode_of_the_run_s_other_files(finished):
+    out, _ = finished
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    assert modes["checkpoint.npz"] == modes["metrics.jsonl"] == modes["config.toml"]
+
+
+@pytest.mark.skipif(not Path("/proc/sys/vm/overcommit_memory").exists()
+                    or Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1",
+                    reason="memory overcommitted without limit: the allocation would succeed")
+def test_a_layer_too_large_for_memory_is_one_line(capsys, config_path, tmp_path):
+    line = fails(capsys, 2, config_path, tmp_path / "r",
+                 "--set", "model.layers.hidden.units=2000000000")
+    assert "model.layers[0]: too large for this machine's memory: Unable to " \
+           "allocate" in line
+    assert not (tmp_path / "r").exists()

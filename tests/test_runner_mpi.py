@@ -119,7 +119,8 @@ def test_a_resume_under_mpi_continues_identically(tmp_path):
 @pytest.mark.mpi
 def test_refusals_stop_every_rank_with_one_clear_line(config, tmp_path):
     """The root's refusal of the run folder reaches the other ranks, which stop quietly; a
-    batch smaller than the number of ranks is a config error; the root alone prints."""
+    batch smaller than the number of ranks is a config error; the root alone prints. The root
+    holds the folder's lock for the job: a folder in use is refused once, by the root."""
     assert launch(config, tmp_path / "run", "--print-config").stdout.count("seed = 5") == 1
     alone(config, tmp_path / "run", "--set", "epochs=1")
     proc = launch(config, tmp_path / "run", check=False)
@@ -129,6 +130,19 @@ def test_refusals_stop_every_rank_with_one_clear_line(config, tmp_path):
     assert proc.returncode != 0
     assert "batch_size (from --set): 1 is smaller than the 2 MPI ranks" in proc.stderr
     assert not (tmp_path / "other").exists()
+    from training.runlock import FolderLock
+    holder = FolderLock(tmp_path / "run")  # the folder in use by this process: rank 0 looks
+    holder.acquire()
+    try:
+        proc = launch(config, tmp_path / "run", "--resume", check=False)
+    finally:
+        holder.release()
+    assert proc.returncode == 2
+    assert proc.stderr.count(f"is in use by another tape-train run (process {os.getpid()} ") \
+        == 1 and "(rank 0)" in proc.stderr, proc.stderr
+    assert not (tmp_path / "run/.tape-train.lock").exists()
+    launch(config, tmp_path / "run", "--resume", "--set", "epochs=2")  # rank 0 locks, unlocks
+    assert not (tmp_path / "run/.tape-train.lock").exists()
 
 
 @pytest.mark.mpi

@@ -76,6 +76,11 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
         outputs = model(data.x_train[:1], training=False)
     except (TypeError, ValueError) as error:  # layers that do not fit the data or each other
         raise source.error("model.layers", f"the model cannot run on the data: {error}") from None
+    except MemoryError as error:  # a layer too large to build (units = 2000000000)
+        position = next((i for i, layer in enumerate(layers_by_name.values())
+                         if not layer.built), len(layers_by_name) - 1)
+        raise source.error(f"model.layers[{position}]", f"too large for this machine's memory: "
+                                                         f"{error}") from None
     _check_width(outputs, config, data, source)
     if "optimizer" in config:
         groups = [OptimizerGroup(config["optimizer"].get("name", "model"),
@@ -90,8 +95,9 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
         loss_fn = loss_fn(**settings)
     elif settings:
         loss_fn = functools.partial(loss_fn, **settings)
-    return Training(model, groups, loss_fn,
-                    {name: _metric(name, loss) for name in config["metrics"]})
+    metrics = {name: _metric(name, loss) for name in config["metrics"]}
+    _try_metrics(metrics, training_labels(data.y_train[:1], config), outputs, source)
+    return Training(model, groups, loss_fn, metrics)
 
 
 def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
@@ -124,18 +130,23 @@ def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
     if loss not in suits:
         raise source.error("loss.name", f"{loss!r} does not suit the data: {described}; "
                                         f"use {' or '.join(map(repr, suits))}")
-    for metric in config["metrics"]:
+    for position, metric in enumerate(config["metrics"]):
+        key = f"metrics[{position}]"
         if metric == "accuracy" and data.task == "regression":
-            raise source.error("metrics", f"'accuracy' needs class labels, but {described}; "
-                                          f"use 'mae' or 'mse'")
+            raise source.error(key, f"'accuracy' needs class labels, but {described}; "
+                                    f"use 'mae' or 'mse'")
         cls = fw.metrics.METRICS.lookup(metric)
         if not _compares_predictions(cls):
-            raise source.error("metrics", f"{metric!r} does not compare labels with "
-                                          f"predictions, so the runner cannot feed it")
-        distance = issubclass(cls, _DISTANCES)
-        if distance and data.task != "regression":
-            raise source.error("metrics", f"{metric!r} measures distances to numeric targets, "
-                                          f"but {described}; use 'accuracy'")
+            raise source.error(key, f"{metric!r} does not compare labels with predictions, so "
+                                    f"the runner cannot feed it")
+        wants = _WANTS.get(_SPARSE_FORM.get(cls, cls))
+        if wants is not None and wants != loss:
+            fitting = ["accuracy"] * (loss != "mean_squared_error") + [
+                name for name in fw.metrics.METRICS.names()
+                if _WANTS.get(fw.metrics.METRICS.lookup(name)) == loss]
+            raise source.error(key, f"{metric!r} {_COMPARES[wants]}, but {described} with loss "
+                                    f"{loss!r}, which {_COMPARES[loss].replace('compares', 'has')}"
+                                    f"; use {' or '.join(map(repr, fitting))}")
 
 
 def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
@@ -173,8 +184,49 @@ def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> N
                     f"= {data.num_classes} for {data.num_classes} classes")
 
 
-_DISTANCES = (fw.metrics.MeanSquaredError, fw.metrics.MeanAbsoluteError,
-              fw.metrics.RootMeanSquaredError)
+# What each metric compares, as the loss that has such labels and outputs: class ids with one
+# output per class, 0/1 labels with one output per example, or numeric targets. A metric is
+# refused at validation where the config's loss is another (it would crash or mean nothing).
+_COMPARES = {
+    "sparse_categorical_crossentropy": "compares class ids with one output per class",
+    "binary_crossentropy": "compares 0/1 labels with one output per example",
+    "mean_squared_error": "measures distances to numeric targets",
+}
+_WANTS = {
+    fw.metrics.SparseCategoricalAccuracy: "sparse_categorical_crossentropy",
+    fw.metrics.SparseTopKCategoricalAccuracy: "sparse_categorical_crossentropy",
+    fw.metrics.BinaryAccuracy: "binary_crossentropy",
+    fw.metrics.AUC: "binary_crossentropy",
+    fw.metrics.Precision: "binary_crossentropy",
+    fw.metrics.Recall: "binary_crossentropy",
+    fw.metrics.MeanSquaredError: "mean_squared_error",
+    fw.metrics.MeanAbsoluteError: "mean_squared_error",
+    fw.metrics.RootMeanSquaredError: "mean_squared_error",
+}
+# The runner's class labels are ids, never one-hot rows: a metric of one-hot labels is given
+# in the form that takes ids, as Keras does for "accuracy" (categorical_accuracy on ids would
+# compare each prediction's argmax with the argmax of a single number, always 0).
+_SPARSE_FORM = {
+    fw.metrics.CategoricalAccuracy: fw.metrics.SparseCategoricalAccuracy,
+    fw.metrics.TopKCategoricalAccuracy: fw.metrics.SparseTopKCategoricalAccuracy,
+}
+
+
+def _try_metrics(metrics: dict[str, fw.metrics.Metric], labels: np.ndarray,
+                 outputs: fw.Tensor, source: Source) -> None:
+    """Each metric updated on one example, then reset: one that the labels or the outputs do
+    not suit (a metric registered by the user, say) is refused here, naming its key, rather
+    than in the middle of epoch 1."""
+    for position, (name, metric) in enumerate(metrics.items()):
+        try:
+            metric.update_state(labels, outputs)
+            float(metric.result())
+        except (ArithmeticError, LookupError, TypeError, ValueError) as error:
+            raise source.error(f"metrics[{position}]", f"{name!r} cannot compare this task's "
+                                                       f"labels with the model's outputs: "
+                                                       f"{error}") from None
+        finally:
+            metric.reset_state()
 
 
 def _compares_predictions(cls: type) -> bool:
@@ -190,13 +242,29 @@ def _metric(name: str, loss: dict[str, Any]) -> fw.metrics.Metric:
 
     ``"accuracy"`` means what Keras's ``compile`` makes of it: the accuracy that suits the
     loss, binary (at the logits' threshold 0, or the probabilities' 0.5) or sparse
-    categorical. A metric that takes ``from_logits`` (AUC) gets the loss's."""
+    categorical; a metric of one-hot labels is given in its form for class ids
+    (``_SPARSE_FORM``). A binary metric sees what it is defined on whatever the model ends
+    with: one that takes ``from_logits`` (AUC) gets the loss's, binary accuracy the logits'
+    threshold, and the others (precision, recall) the probabilities of logits."""
     logits = loss.get("from_logits", False)
-    if name == "accuracy":
+    cls = fw.metrics.METRICS.lookup(name)
+    if name == "accuracy" or cls is fw.metrics.BinaryAccuracy:
         if loss["name"] == "binary_crossentropy":
             return fw.metrics.BinaryAccuracy(name=name, threshold=0.0 if logits else 0.5)
         return fw.metrics.SparseCategoricalAccuracy(name=name)
-    cls = fw.metrics.METRICS.lookup(name)
+    cls = _SPARSE_FORM.get(cls, cls)
     if "from_logits" in inspect.signature(cls).parameters:
         return cls(name=name, from_logits=logits)
+    if logits and _WANTS.get(cls) == "binary_crossentropy":
+        return _of_probabilities(cls)(name=name)
     return cls(name=name)
+
+
+@functools.cache
+def _of_probabilities(cls: type) -> type:
+    """``cls`` fed the probabilities (sigmoid) of a model that ends with logits."""
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        return cls.update_state(self, y_true, fw.sigmoid(y_pred), sample_weight)
+
+    return type(cls.__name__, (cls,), {"update_state": update_state,
+                                       "__doc__": _of_probabilities.__doc__})

@@ -3,7 +3,9 @@
 The command line only chooses what to do with the config: overrides, printing it, resuming or
 overwriting a run, quiet progress for CI. Every error a user can fix (config, data, run folder,
 checkpoint, a full or read-only disk) is one line on stderr and exit status 2, never a
-traceback; a run stopped by a loss or gradient that is not finite exits with 3, Ctrl-C with 130.
+traceback; a run stopped by a loss or gradient that is not finite exits with 3, Ctrl-C with 130,
+a closed standard output (``tape-train ... | head -2``) with 141, as a shell reports SIGPIPE:
+the run stops there, saying so on stderr, its last checkpoint intact.
 The lines that suggest a command (Ctrl-C, a refused resume) give this command's own ``--set``,
 ``--output`` and ``--no-progress``, so that they can be pasted as they are.
 
@@ -16,7 +18,9 @@ found in the run folder or checkpoint is printed once, by the root.
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import shlex
 import sys
 from typing import Any
@@ -62,6 +66,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.output is not None and not args.output.strip():
+        return _fail(f"--output {args.output!r}: an empty path; give the run folder, e.g. "
+                     f"--output runs/NAME (or leave --output out)", ranked=False)
     try:
         fw.distributed.init()  # first, as hvd.init(): under MPI, every rank joins the job here
     except RuntimeError as error:  # started by mpiexec, but mpi4py is missing
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(dump_toml(config), end="")
             return 0
         from .data import DataError
-        from .loop import ConfigChanged, Diverged, RunError, train
+        from .loop import ConfigChanged, Diverged, OutputClosed, RunError, train
         from .parallel import ReportedByRoot
     except ConfigError as error:
         return _fail(str(error))
@@ -93,20 +100,43 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error))
     except OSError as error:  # every write is checked where it is made; this is the last net
         return _fail(f"{error.filename or 'a file of the run'}: {error.strerror or error}")
+    except MemoryError as error:  # a model that builds but whose training state does not fit
+        return _fail(f"out of memory: {error or 'the model and its training state do not fit'}")
     except ReportedByRoot:
         return 2
     except KeyboardInterrupt as error:  # mpiexec passes Ctrl-C to every rank: the root says it
         return _fail(_interrupted_hint(args, error), status=130,
                      quiet=not fw.distributed.is_root())
+    except OutputClosed as error:
+        return _output_closed(_interrupted_hint(args, error, "stdout was closed (broken pipe), "
+                                                             "so the run stopped"))
     if fw.distributed.is_root():
-        for key, value in final.items():
-            print(f"test {key.removeprefix('test_')}: {value:.4f}")
+        try:
+            for key, value in final.items():
+                print(f"test {key.removeprefix('test_')}: {value:.4f}", flush=True)
+        except BrokenPipeError:
+            return _output_closed(f"stdout was closed (broken pipe) before the test results "
+                                  f"were printed; the run is complete, its records are in "
+                                  f"{config['output_dir']}")
     return 0
+
+
+def _output_closed(message: str) -> int:
+    """One line on stderr; stdout pointed at the null device, so that Python's own flush of it
+    at the exit does not fail a second time."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # stdout is not a file (captured, replaced): nothing will flush it
+    return _fail(message, status=141)
 
 
 def _overrides(args: argparse.Namespace, overrides: list[str]) -> list[str]:
     """The ``--set`` assignments with ``--output`` as the last one (it wins over the file)."""
-    return [*overrides, *([f"output_dir={json.dumps(args.output)}"] if args.output else [])]
+    return [*overrides,
+            *([f"output_dir={json.dumps(args.output)}"] if args.output is not None else [])]
 
 
 def command(args: argparse.Namespace, overrides: list[str], mode: str | None,
@@ -123,15 +153,16 @@ def command(args: argparse.Namespace, overrides: list[str], mode: str | None,
     return shlex.join(parts + ([mode] if mode else []))
 
 
-def _interrupted_hint(args: argparse.Namespace, error: KeyboardInterrupt) -> str:
+def _interrupted_hint(args: argparse.Namespace, error: BaseException,
+                      what: str = "interrupted") -> str:
     if getattr(error, "checkpointed", False):
-        return (f"interrupted; the last checkpoint is intact: continue with "
+        return (f"{what}; the last checkpoint is intact: continue with "
                 f"{command(args, args.overrides, '--resume')}")
     if getattr(error, "wrote", False):
-        return (f"interrupted before this run's first checkpoint; start it again with "
+        return (f"{what} before this run's first checkpoint; start it again with "
                 f"{command(args, args.overrides, '--overwrite')}")
     mode = "--resume" if args.resume else ("--overwrite" if args.overwrite else None)
-    return (f"interrupted before anything was written; start it again with "
+    return (f"{what} before anything was written; start it again with "
             f"{command(args, args.overrides, mode)}")
 
 
@@ -181,5 +212,8 @@ def _touches(config_path: str, assignment: str, changes: list[tuple[list[Any], A
 def _fail(message: str, status: int = 2, quiet: bool = False, ranked: bool = True) -> int:
     if not quiet:
         rank = f" (rank {fw.distributed.rank()})" if ranked and fw.distributed.size() > 1 else ""
-        print(f"tape-train: error{rank}: {message}", file=sys.stderr)
+        try:
+            print(f"tape-train: error{rank}: {message}", file=sys.stderr)
+        except BrokenPipeError:  # stderr closed too (``2>&1 | head``): no one to tell
+            pass
     return status

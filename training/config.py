@@ -32,7 +32,12 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     """The file's tables, or a ConfigError that names the file and, for syntax, the line."""
     try:
         with open(path, "rb") as file:
-            return tomllib.load(file)
+            data = file.read()
+        # TOML has no byte-order mark, but editors (Notepad) write one: UTF-8's is skipped.
+        return tomllib.loads(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}), as TOML must be; save "
+                          f"it as UTF-8") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except IsADirectoryError:

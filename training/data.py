@@ -128,15 +128,16 @@ def _options(spec: dict[str, Any], defaults: dict[str, Any], where: str) -> dict
     return options
 
 
-def _encode_labels(y: np.ndarray, task: str | None,
-                   where: str) -> tuple[np.ndarray, str, int, np.ndarray | None]:
+def _encode_labels(y: np.ndarray, task: str | None, where: str, lines: list[int] | None = None
+                   ) -> tuple[np.ndarray, str, int, np.ndarray | None]:
     """Labels as int64 class ids or float32 (n, 1) targets, with task, class count and the
     label of each class id where the ids were numbered here (None where they are the labels).
 
     Without a given task, integer labels mean classification ("binary" for two
     classes) and fractional ones regression. Non-negative integer labels stay
     the class ids, so a subset lacking a class keeps the others' ids; other
-    labels (class names, -1/1) are numbered in sorted order.
+    labels (class names, -1/1) are numbered in sorted order. A fractional label or two among
+    whole-number class ids is blamed on itself (``_stray_fraction``), not read as regression.
     """
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
@@ -150,6 +151,8 @@ def _encode_labels(y: np.ndarray, task: str | None,
     whole = numeric and bool(np.all(y == np.round(y)))
     integral = y.dtype.kind in "iu" or whole
     inferred = task is None
+    if inferred and numeric and not integral:
+        _stray_fraction(y, where, lines)
     task = task or ("regression" if numeric and not integral else "classification")
     if task == "regression":
         if not numeric:
@@ -169,6 +172,24 @@ def _encode_labels(y: np.ndarray, task: str | None,
     if task == "binary" and num_classes != 2:
         raise DataError(f"{where}: a binary task needs 2 classes (0/1), found {num_classes}")
     return ids.astype(np.int64), task, num_classes, classes
+
+
+MAX_GUESSED_CLASSES = 100  # whole-number labels with at most this many values look like classes
+
+
+def _stray_fraction(y: np.ndarray, where: str, lines: list[int] | None) -> None:
+    """Refuse labels that are whole-number class ids but for a few fractional ones (at most 1%):
+    a mistyped label far more often than regression targets; ``data.task`` says otherwise."""
+    fractional = np.flatnonzero(y != np.round(y))
+    classes = np.unique(np.delete(y, fractional))
+    if len(fractional) > max(1, len(y) // 100) or len(classes) > MAX_GUESSED_CLASSES:
+        return
+    index = int(fractional[0])
+    row = f"line {lines[index]}" if lines else f"example {index}"
+    raise DataError(f"{where}: label {y[index]:g} ({row}) is fractional among whole-number "
+                    f"labels ({len(classes)} values, {classes.min():g} to "
+                    f"{classes.max():g}); correct it, or set data.task = \"regression\" "
+                    f"if the labels are numeric targets")
 
 
 def _standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +226,7 @@ def load_dataset(spec: dict[str, Any], seed: int, where: str = "data") -> Datase
     x_test, y_test = test if test is not None else (x[:0], y[:0])
     described = loaded.labels or f"{where}: the labels of {name!r}"
     labels, task, num_classes, classes = _encode_labels(np.concatenate([y, y_test]), task,
-                                                        described)
+                                                        described, loaded.lines)
     y, y_test = labels[:len(y)], labels[len(y):]
     try:
         with np.errstate(over="ignore"):  # a value beyond float32's range: refused just below

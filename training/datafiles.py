@@ -35,6 +35,7 @@ class Loaded(NamedTuple):
     features: str | None = None  # the file the features come from, for errors about them
     labels: str | None = None  # the same for the labels
     columns: list[str] | None = None  # the features' column names in that file
+    lines: list[int] | None = None  # each example's line in its file (a CSV's)
 
 
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -118,12 +119,14 @@ def load_npz(opts: dict[str, Any], seed: int, where: str) -> Loaded:
     """Arrays ``x``/``y`` (or the spec's keys), or the file's own split when it
     has x_train/y_train/x_test/y_test and no keys are given."""
     path = Path(opts["path"])
+    _require_archive(path)
     try:
-        with np.load(path, allow_pickle=False) as archive:  # TypeError for a .npy array
+        with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
     except (OSError, ValueError, EOFError, TypeError, zipfile.BadZipFile) as error:
+        if "pickle" in str(error):  # NumPy's advice to unpickle is not given: it runs code
+            raise DataError(f"{path}: holds an array of Python objects (pickled), which is not "
+                            f"loaded; save numeric arrays (np.savez with numbers)") from None
         raise DataError(f"{path}: not a readable .npz archive: {error}") from None
 
     def pair(x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +148,27 @@ def load_npz(opts: dict[str, Any], seed: int, where: str) -> Loaded:
     x_key, y_key = opts["x_key"] or "x", opts["y_key"] or "y"
     return Loaded(*pair(x_key, y_key), opts["task"], features=f"{path}: array {x_key!r}",
                    labels=f"{path}: array {y_key!r}")
+
+
+def _require_archive(path: Path) -> None:
+    """Refuse a file that is not a zip archive (as ``.npz`` files are) by its first bytes, so
+    that a CSV or text file is named as one, before NumPy tries to unpickle it."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(64)
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
+    if start.startswith(b"PK\x03\x04"):
+        return
+    if start.startswith(b"\x93NUMPY"):
+        kind = "a single .npy array; save x and y together with np.savez(path, x=x, y=y)"
+    elif start and all(32 <= byte < 127 or byte in b"\t\r\n" for byte in start):
+        kind = "a text file (a CSV? give it as [data] name = \"csv\")"
+    else:
+        kind = "not a zip archive of .npy arrays"
+    raise DataError(f"{path}: not an .npz archive: {'empty' if not start else kind}")
 
 
 def _is_number(text: str) -> bool:
@@ -188,13 +212,16 @@ def load_csv(opts: dict[str, Any], seed: int, where: str) -> Loaded:
         raise DataError(f"{path}: cannot read CSV: {error}") from None
     first = rows[0][1] if rows else []
     header = opts["header"]
-    if header == "auto":
+    if header == "auto":  # (a row alone is a header if it has a non-number: features can't)
         second = rows[1][1] if len(rows) > 1 else []
         header = any(not _is_number(a) and _is_number(b)
-                     for a, b in zip(first, second, strict=False))
+                     for a, b in zip(first, second, strict=False)) if second else \
+            not all(map(_is_number, first))
     names = [name.strip() for name in first] if header else None
     data = rows[1:] if header else rows
     width = len(first)
+    if header and rows and not data:
+        raise DataError(f"{path}: a header row ({', '.join(names)}) and no data rows")
     if width < 2 or not data:
         raise DataError(f"{path}: need a feature column, a label column and a data row")
     for line, row in data:
@@ -223,7 +250,8 @@ def load_csv(opts: dict[str, Any], seed: int, where: str) -> Loaded:
     y = labels.astype(np.float64) if all(map(_is_number, labels)) else labels
     label_name = names[label] if names else f"#{label}"
     return Loaded(x, y, opts["task"], features=str(path), labels=f"{path}: column {label_name}",
-                   columns=[names[i] if names else f"#{i}" for i in columns])
+                   columns=[names[i] if names else f"#{i}" for i in columns],
+                   lines=[line for line, _ in data])
 
 
 def require_finite(x: np.ndarray, origin: str, columns: list[str] | None = None) -> None:

@@ -14,16 +14,19 @@ batch and the ranks average their gradients; only the root writes files and prin
 (``training.parallel`` says who does what). Metrics are summed over each rank's rows and
 combined, weighted by rows, so they are those of the whole training and test sets.
 
-A run touches its folder only once everything it needs has passed its checks (config, folder,
-data, model, checkpoint), and writes each epoch's checkpoint before the epoch's metrics record,
-which the checkpoint also holds: whatever the moment a run is killed, a resume finds a
-checkpoint and rebuilds the records to match it (``training.runfolder`` has the folder's
-rules). A step whose loss or gradients are not finite is handled before it is applied, as the
-config's ``on_nonfinite`` says (``training.divergence``).
+A run holds its folder's lock from the first check to the end (``training.runlock``), touches
+the folder otherwise only once everything it needs has passed its checks (config, folder,
+data, model, room for a checkpoint, the checkpoint), and writes each epoch's checkpoint before
+the epoch's metrics record; the checkpoint holds every epoch's record too: whatever the moment
+a run is killed, or its metrics file deleted, a resume finds a checkpoint and rebuilds the
+records to match it (``training.runfolder`` has the folder's rules). A step whose loss or
+gradients are not finite is handled before it is applied, as the config's ``on_nonfinite``
+says (``training.divergence``).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -45,23 +48,34 @@ from .parallel import (check_batch_size, metric_results, on_root, random_states,
 from .plot import MISSING, plot_curves
 from .records import MetricsFile, RecordsError
 from .runfolder import (CHECKPOINT, ConfigChanged, RunError, changed_keys, check_folder,
-                        existing_files, prepare_folder, remove_leftovers, write_config, writing)
+                        check_path, check_space, existing_files, prepare_folder, remove_leftovers,
+                        write_config, writing)
+from .runlock import FolderLock
 
-__all__ = ["ConfigChanged", "Diverged", "Interrupted", "RunError", "evaluate", "train",
-           "train_step"]
+__all__ = ["ConfigChanged", "Diverged", "Interrupted", "OutputClosed", "RunError", "evaluate",
+           "train", "train_step"]
 
 SHUFFLE_STREAM = 1  # the shuffling generator's seed is [seed, 1], apart from fw.random's
 EVALUATION_BATCH = 1000
 SEED_LIMIT = 2 ** 32  # scikit-learn's random_state (the data split) takes no larger seed
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; ``checkpointed``: this run has a checkpoint to resume from,
+class _Stopped:
+    """A run stopped from outside; ``checkpointed``: it has a checkpoint to resume from,
     ``wrote``: it has written to its folder (so starting again needs ``--overwrite``)."""
 
     def __init__(self, checkpointed: bool, wrote: bool):
         super().__init__()
         self.checkpointed, self.wrote = checkpointed, wrote
+
+
+class Interrupted(_Stopped, KeyboardInterrupt):
+    """Ctrl-C during a run."""
+
+
+class OutputClosed(_Stopped, Exception):
+    """The standard output was closed under the run (``tape-train ... | head -2``): the run
+    stops there as after Ctrl-C, its last checkpoint intact."""
 
 
 def log(message: str) -> None:
@@ -139,10 +153,12 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
           overwrite: bool = False, progress: bool = True) -> dict[str, float]:
     """Run (or resume) the training a resolved config describes; return the final test metrics.
 
-    Nothing is written before the config, the run folder, the data, the model and (on resume)
-    the checkpoint have passed every check, so a refused run leaves the folder as it was
-    (``training.runfolder`` has the folder's rules). Ctrl-C raises ``Interrupted``, which says
-    whether the run has a checkpoint to resume from.
+    The folder is locked (``runlock.FolderLock``) before its first check and until this
+    returns; besides that lock file, nothing is written before the config, the run folder, the
+    data, the model and (on resume) the checkpoint have passed every check, so a refused run
+    leaves the folder as it was (``training.runfolder`` has the folder's rules). Ctrl-C raises
+    ``Interrupted``, a closed stdout ``OutputClosed``; each says whether the run has a
+    checkpoint to resume from.
 
     Under MPI every rank calls this with the same config; ``parallel.ReportedByRoot`` stops the
     other ranks when the root refuses the run folder or the checkpoint (the root says why)."""
@@ -151,6 +167,10 @@ def train(config: dict[str, Any], source: Source, *, resume: bool = False,
         return _train(run, config, source, overwrite, progress)
     except KeyboardInterrupt:
         raise Interrupted(run.last_saved is not None, run.wrote) from None
+    except BrokenPipeError:  # the run's own writes raise RunError: this is stdout's
+        raise OutputClosed(run.last_saved is not None, run.wrote) from None
+    finally:
+        run.lock.release()
 
 
 class _Run:
@@ -162,6 +182,8 @@ class _Run:
         self.replacing = False  # the folder held another run when this one started
         self.committed = resume  # the folder's records are this run's (no longer staged)
         self.last_saved: int | None = None
+        self.lock = FolderLock(run_dir)  # taken by the root alone
+        self.history: list[dict[str, Any]] = []  # the epochs' records (the root's)
 
 
 def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
@@ -169,7 +191,7 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
     run_dir, resume = run.run_dir, run.resume
     note = check_batch_size(config, source)
     _check_seed(config, source)
-    on_root(lambda: check_folder(run_dir, resume, overwrite), (RunError,))
+    on_root(lambda: _claim(run, overwrite), (RunError,))
     seed = config["seed"]
     fw.random.set_seed(seed)
     data = load_dataset(config["data"], seed, where=f"{source.path}: data")
@@ -183,6 +205,7 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
         if config["output"]["step_metrics"] and root else None
     for group in training.groups:  # slots before any restore or broadcast: the same everywhere
         group.optimizer.build(group.variables)
+    on_root(lambda: check_space(run_dir, _checkpoint_size(training)), (RunError,))
     epoch, step, extra = 0, 0, None
     if resume:
         extra = on_root(lambda: _resume(run_dir, training, config), (RunError,))
@@ -192,8 +215,8 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
         run.last_saved = epoch
     synchronize(training.model, list(training.optimizers.values()))
     goes_on = config["epochs"] > epoch
-    on_root(lambda: _start_writing(run, config, metrics_file, steps_file, extra, goes_on),
-            (RunError,))
+    on_root(lambda: _start_writing(run, config, metrics_file, steps_file, extra, goes_on,
+                                   overwrite), (RunError,))
     run.wrote = True
     if resume:
         log(f"resumed {run_dir} at epoch {epoch}, step {step}")
@@ -231,13 +254,15 @@ def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset
         record, step = _train_epoch(training, data.x_train, y_train, config, epoch, step,
                                     shuffle_rng, progress, steps_file, run, step_fn)
         record.update(evaluate(training, data.x_test, y_test))
-        extra = {"epoch": epoch, "step": step, "config": config, "record": record,
+        extra = {"epoch": epoch, "step": step, "config": config,
+                 "history": [*run.history, record],
                  "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
         states = random_states()
         if states is not None:
             extra["fw_rng_ranks"] = states
         saved = on_root(lambda: _save_epoch(run, training, extra, metrics_file, steps_file),
                         (RunError,))
+        run.history.append(record)
         seconds = time.perf_counter() - started
         steps = num_batches(len(data.x_train), config["batch_size"])
         log(f"epoch {epoch}/{config['epochs']}  {_summary(record)}  "
@@ -251,6 +276,21 @@ def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset
     return final
 
 
+def _claim(run: _Run, overwrite: bool) -> None:
+    """Lock the run folder (root only), then look at what it holds (``training.runfolder``)."""
+    check_path(run.run_dir)
+    run.lock.acquire()
+    check_folder(run.run_dir, run.resume, overwrite)
+
+
+def _checkpoint_size(training: Training) -> int:
+    """About the bytes of one checkpoint: the model's and the optimizers' variables."""
+    variables = [*training.model.variables,
+                 *(v for optimizer in training.optimizers.values() for v in optimizer.variables)]
+    return sum(math.prod(v.shape) * np.dtype(v.dtype.as_numpy_dtype).itemsize
+               for v in variables)
+
+
 def _check_seed(config: dict[str, Any], source: Source) -> None:
     if config["seed"] >= SEED_LIMIT:
         raise source.error("seed", f"expected an integer below 2**32 = {SEED_LIMIT} (the data "
@@ -260,33 +300,57 @@ def _check_seed(config: dict[str, Any], source: Source) -> None:
 
 def _start_writing(run: _Run, config: dict[str, Any], metrics_file: MetricsFile,
                    steps_file: MetricsFile | None, extra: dict[str, Any] | None,
-                   goes_on: bool) -> None:
+                   goes_on: bool, overwrite: bool) -> None:
     """The run's first writes (root only): the folder, records cut back to the checkpoint on
     resume, and ``config.toml``, unless a resume trains no further than its checkpoint or the
     run replaces one in the folder (then the first checkpoint writes it)."""
-    run.replacing = extra is None and bool(existing_files(run.run_dir))
+    existing = existing_files(run.run_dir)
+    run.replacing = extra is None and bool(existing)
+    if run.replacing and not overwrite:  # (check_folder let it in: it has no checkpoint)
+        log(f"{run.run_dir} holds {', '.join(existing)} of a run that stopped before its first "
+            f"checkpoint: this run replaces them at its own first checkpoint")
     removed = prepare_folder(run.run_dir)
     run.wrote = True
     if removed:
         log(f"removed {', '.join(removed)} from {run.run_dir}: left by a run killed while saving")
     if extra is not None:
-        _cut_records(metrics_file, steps_file, extra)
+        run.history = _cut_records(metrics_file, steps_file, extra)
     if goes_on and not run.replacing:  # replacing a run: with its first checkpoint
         write_config(run.run_dir, config)
 
 
 def _cut_records(metrics_file: MetricsFile, steps_file: MetricsFile | None,
-                 extra: dict[str, Any]) -> None:
-    """The records of a resumed run as they were at its checkpoint, which holds the record of
-    its own epoch: a crash between the checkpoint and that record's line loses nothing."""
+                 extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of a resumed run as they were at its checkpoint, which holds the records up
+    to its own epoch: a crash between the checkpoint and that record's line loses nothing, and
+    a missing file is rebuilt. Records in the other format (``output.format`` changed on
+    resume) are converted first. Returns the epochs' records."""
+    epoch, name = extra["epoch"], metrics_file.path.name
+    # (a checkpoint from before "history" holds its own epoch's record only, if that)
+    saved = extra.get("history", [extra["record"]] if "record" in extra else [])
     try:
         with writing(metrics_file.path):
-            if "record" in extra:
-                metrics_file.truncate("epoch", extra["epoch"] - 1, then=extra["record"])
+            for file in (metrics_file, steps_file):
+                converted = file and file.adopt_other_format()
+                if converted:
+                    log(f"converted {converted.name} to {file.path.name} (output.format is "
+                        f"{file.fmt!r} now)")
+            if not metrics_file.path.exists():
+                metrics_file.rewrite(saved)
+                lost = epoch - len(saved)
+                log(f"{name} was missing: rebuilt from {CHECKPOINT}" + (
+                    f"; the records of epochs 1 to {lost} are lost (that checkpoint holds "
+                    f"only the later ones)" if lost else ""))
+            elif saved and saved[-1]["epoch"] == epoch:
+                metrics_file.truncate("epoch", epoch - 1, then=saved[-1])
             else:
-                metrics_file.truncate("epoch", extra["epoch"])
+                metrics_file.truncate("epoch", epoch)
             if steps_file is not None:
+                if not steps_file.path.exists() and extra["step"]:
+                    log(f"{steps_file.path.name} was missing: the records of steps 1 to "
+                        f"{extra['step']} are lost (a checkpoint holds no steps)")
                 steps_file.truncate("step", extra["step"])
+            return metrics_file.read()
     except RecordsError as error:
         raise RunError(str(error)) from None
 
@@ -305,7 +369,7 @@ def _save_epoch(run: _Run, training: Training, extra: dict[str, Any], metrics_fi
     if not run.committed and (saved or not run.replacing):
         _replace_old_run(run, extra["config"], metrics_file, steps_file)
     with writing(metrics_file.path):
-        metrics_file.append(extra["record"])
+        metrics_file.append(extra["history"][-1])
         if run.committed:
             metrics_file.commit()
     return saved

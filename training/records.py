@@ -10,6 +10,8 @@ diverged loss) is written as ``null`` in JSON lines and as an empty cell in CSV,
 ``NaN``. A record is appended whole or not at all: a write that fails (a full disk) is cut back,
 and a last line that a killed process left without its newline is dropped when the file is next
 cut back. Any other line that cannot be read is a ``RecordsError`` naming the file and line.
+A run resumed in the other format takes its records along (``adopt_other_format``), so the
+history is whole in the file the run writes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 
 STAGED = ".new"  # the suffix of a new run's records until its first checkpoint
+FORMATS = ("jsonl", "csv")
 
 
 class RecordsError(ValueError):
@@ -81,9 +84,7 @@ class MetricsFile:
     def truncate(self, key: str, last: int, then: dict[str, Any] | None = None) -> None:
         """Keep the records whose ``key`` (epoch or step) is at most ``last``, byte for byte,
         and append ``then`` after them, all in one rename."""
-        lines = self._lines(self.path) if self.path.exists() else []
-        if lines and not lines[-1].endswith("\n"):
-            lines = lines[:-1]  # a record cut short by a killed process: never complete
+        lines = self._complete_lines(self.path)
         header = lines[:1] if self.fmt == "csv" else []
         kept = header + [line for _, line, record in self._parsed(lines) if record[key] <= last]
         if then is not None:
@@ -91,9 +92,34 @@ class MetricsFile:
         if kept or self.path.exists():
             _write_replacing(self.path, "".join(kept))
 
+    def rewrite(self, records: list[dict[str, Any]]) -> None:
+        """``records`` as the whole file (one rename)."""
+        text = self._header(records[0]) if records else ""
+        _write_replacing(self.path, text + "".join(map(self._line, records)))
+
+    def adopt_other_format(self) -> Path | None:
+        """Where this file is missing but the same records are in the other format (a run
+        resumed with another ``output.format``): rewrite them here and delete that file.
+        Returns the file converted, or None."""
+        for fmt in FORMATS:
+            other = MetricsFile(self.path.parent, self.path.stem, fmt)
+            if fmt != self.fmt and other.path.exists() and not self.path.exists():
+                lines = other._complete_lines(other.path)
+                self.rewrite([record for _, _, record in other._parsed(lines)])
+                other.path.unlink()
+                return other.path
+        return None
+
+    def _complete_lines(self, path: Path) -> list[str]:
+        """The file's lines, less a last one a killed process left without its newline (a
+        record cut short is never complete)."""
+        lines = self._lines(path) if path.exists() else []
+        return lines[:-1] if lines and not lines[-1].endswith("\n") else lines
+
     def _lines(self, path: Path) -> list[str]:
         try:
-            return path.read_text(encoding="utf-8").splitlines(keepends=True)
+            with open(path, encoding="utf-8", newline="") as file:  # CSV's \r\n kept
+                return file.read().splitlines(keepends=True)
         except UnicodeDecodeError as error:
             raise RecordsError(f"{path}: not a text file of records ({error})") from None
 

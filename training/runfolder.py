@@ -3,10 +3,15 @@
 A run folder holds the runner's files (``RUN_FILES``) and whatever else its owner put there,
 which the runner never touches. Its rules, in the order a run meets them:
 
-- **Checked before anything is written.** ``check_folder`` only looks: an output path that is
-  a file, a run already there without ``--resume``/``--overwrite``, a ``--resume`` without a
-  checkpoint are refused while the folder is exactly as it was. The runner then loads the data
-  and builds the model; only a run that got that far touches the folder.
+- **One run at a time.** ``runlock.FolderLock`` holds the folder from the first check to the
+  exit; its lock file (gone again at the exit) is the one thing written before the checks,
+  and finds a read-only or full disk before anything is trained.
+- **Checked before anything else is written.** ``check_folder`` only looks: an output path
+  that is a file, a run already there without ``--resume``/``--overwrite``, a ``--resume``
+  without a checkpoint are refused while the folder is exactly as it was. A folder without a
+  checkpoint holds no run (its run stopped before its first checkpoint): the next run replaces
+  its files. The runner then loads the data and builds the model, and ``check_space`` makes
+  sure a checkpoint fits on the disk; only a run that got that far touches the folder.
 - **Replaced at the new run's first checkpoint.** ``--overwrite`` deletes nothing up front:
   until the new run has written its first checkpoint (an atomic rename), the folder holds the
   old run as it was, the new run's records being staged beside it (``records.STAGED``). Then
@@ -68,23 +73,56 @@ def _shown(value: Any) -> str:
     return "not set" if value is MISSING else repr(value)
 
 
-def check_folder(run_dir: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse what the folder does not allow, before anything is written (see the docstring)."""
+def check_path(run_dir: Path) -> None:
+    """Refuse an output path that is, or goes through, a file (before the lock creates it)."""
     for parent in (run_dir, *run_dir.parents):
         if parent.exists() and not parent.is_dir():
             raise RunError(f"{run_dir}: the run folder's path goes through {parent}, which is a "
                            f"file, not a folder; pass --output DIR to put the run elsewhere")
         if parent.is_dir():
             break
+
+
+def check_folder(run_dir: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse what the folder does not allow, before anything is written (see the docstring).
+
+    A folder is "a run" only once it holds a checkpoint: the files of a run that stopped before
+    its first one (divergence or a crash in epoch 1) are replaced by the next run, as
+    ``--overwrite`` would, since there is nothing to resume."""
     if resume:
         if not (run_dir / CHECKPOINT).is_file():
-            raise RunError(f"{run_dir}: no {CHECKPOINT} to resume from; start the run without "
-                           f"--resume")
+            left = existing_files(run_dir)
+            stopped = (f" (its {', '.join(left)} are of a run that stopped before its first "
+                       f"checkpoint)" if left else "")
+            raise RunError(f"{run_dir}: no {CHECKPOINT} to resume from{stopped}; start the run "
+                           f"without --resume")
         return
-    existing = existing_files(run_dir)
-    if existing and not overwrite:
-        raise RunError(f"{run_dir} already holds a run ({', '.join(existing)}); pass --resume "
-                       f"to continue it or --overwrite to start again (or --output DIR)")
+    if (run_dir / CHECKPOINT).exists() and not overwrite:
+        raise RunError(f"{run_dir} already holds a run ({', '.join(existing_files(run_dir))}); "
+                       f"pass --resume to continue it or --overwrite to start again (or "
+                       f"--output DIR)")
+
+
+def check_space(run_dir: Path, needed: int) -> None:
+    """Refuse a disk without room for one more checkpoint of ``needed`` bytes (each is written
+    beside the last one before it replaces it), before any epoch is trained."""
+    try:
+        stats = os.statvfs(run_dir)
+    except (AttributeError, OSError):  # no statvfs here: the writes themselves will tell
+        return
+    free = stats.f_bavail * stats.f_frsize
+    if free < needed:
+        raise RunError(f"{run_dir}: {_size(free)} free on its disk, but each {CHECKPOINT} of "
+                       f"this model needs about {_size(needed)}; free some space or pass "
+                       f"--output DIR")
+
+
+def _size(count: float) -> str:
+    units = ("bytes", "KiB", "MiB", "GiB")
+    scale = 0
+    while count >= 1024 and scale < len(units) - 1:
+        count, scale = count / 1024, scale + 1
+    return f"{count:.0f} bytes" if scale == 0 else f"{count:.1f} {units[scale]}"
 
 
 def existing_files(run_dir: Path) -> list[str]:

@@ -25,7 +25,10 @@ from .optimizer_schema import canonical, optimizer_groups, optimizer_table
 METRICS = fw.metrics.METRICS
 
 TOP_FIELDS = {
-    "name": Field("a run name (a string)", lambda v: isinstance(v, str) and v.strip() != ""),
+    # One folder name: runs/<name> must not be the filesystem's root, runs/ itself or elsewhere.
+    "name": Field("a run name: one folder name, without '/' or '\\', not '.' or '..'",
+                  lambda v: isinstance(v, str) and v.strip() not in ("", ".", "..")
+                  and not {"/", "\\"} & set(v)),
     "seed": Field("a non-negative integer", lambda v: is_integer(v) and v >= 0, 0),
     "backend": one_of(("numpy", "cupy")),  # optional: else the framework's (FRAMEWORK_BACKEND)
     "epochs": positive_int(),

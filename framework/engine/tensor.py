@@ -271,11 +271,37 @@ def _to_array(value, dtype):
         return raw
     if backend.is_device_array(value):
         return value if dtype is None else value.astype(dtype, copy=False)
+    if value is None:  # TensorFlow's refusal, word for word (NumPy would make an object array)
+        raise ValueError("Attempt to convert a value (None) with an unsupported type "
+                         "(<class 'NoneType'>) to a Tensor.")
     if dtype is None and not isinstance(value, (np.ndarray, np.generic)):
         dtype = default_dtype(value)
     if dtype is not None and dtype.kind in "iub" and _has_float(value):
         raise TypeError(f"cannot convert {value!r} to a tensor of dtype {dtype.name}")
-    return backend.to_backend(np.asarray(value, dtype=dtype))
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except ValueError:
+        problem = _irregular(value) if isinstance(value, (list, tuple)) else None
+        if problem is None:
+            raise
+        raise ValueError(problem) from None
+    return backend.to_backend(array)
+
+
+def _irregular(value):
+    """TensorFlow's words for a nested sequence that is no array: rows of different lengths,
+    or numbers beside sequences at one depth; None if neither (NumPy's error stands)."""
+    level = [value]
+    while level:
+        nested = {isinstance(item, (list, tuple)) for item in level}
+        if len(nested) > 1:
+            return "Can't convert Python sequence with mixed types to Tensor."
+        if nested != {True}:
+            return None
+        if len({len(item) for item in level}) > 1:
+            return "Can't convert non-rectangular Python sequence to Tensor."
+        level = [child for item in level for child in item]
+    return None
 
 
 def _has_float(value):
@@ -355,7 +381,8 @@ def constant(value, dtype=None, shape=None, name=None):
 
     ``shape``, as in TensorFlow: a value with as many elements is reshaped to it, a single
     element fills it, any other count is a TypeError. A tensor given as the value is copied
-    by an op (its values may change between ``fw.function`` calls)."""
+    by an op (its values may change between ``fw.function`` calls); a value that is no array
+    (ragged rows, None) is refused as TensorFlow refuses it, the message naming ``constant``."""
     if isinstance(value, Tensor):
         from ..ops import broadcast_to, cast, identity, reshape  # (ops are built on tensors)
         out = identity(value if dtype is None else cast(value, dtype))
@@ -363,7 +390,10 @@ def constant(value, dtype=None, shape=None, name=None):
             return out
         return reshape(out, shape) if out.shape and math.prod(out.shape) == math.prod(
             shape) else broadcast_to(reshape(out, ()), shape)
-    raw = convert_to_tensor(value, dtype)._value
+    try:
+        raw = convert_to_tensor(value, dtype)._value
+    except ValueError as error:
+        raise ValueError(f"constant: {error}") from None
     if shape is not None:
         shape = tuple(int(d) for d in shape)
         count = math.prod(shape)

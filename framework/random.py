@@ -69,7 +69,7 @@ def _drawn(draw, shape, dtype, parameters):
     flat = values.reshape(-1)  # (a view: the array is contiguous)
     for start in range(0, count, CHUNK):
         flat[start:start + CHUNK] = draw(min(CHUNK, count - start))
-    return wrap(backend.to_backend(values))
+    return _wrap(backend.to_backend(values))
 
 
 @_replayed

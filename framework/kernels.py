@@ -90,13 +90,14 @@ for (ptrdiff_t j = 0; j < n; ++j) {
 }
 """),
     # Keras's Adam: m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
-    # w -= alpha m / (sqrt(v) + epsilon), alpha holding the bias corrections.
+    # w -= m / (sqrt(v) + epsilon) alpha, alpha holding the bias corrections (the NumPy
+    # path's order, so that both round alike).
     "fw_adam": Elementwise(
         "T g, T alpha, T one_minus_beta_1, T one_minus_beta_2, T epsilon", "T w, T m, T v",
         """
 m += (g - m) * one_minus_beta_1;
 v += (g * g - v) * one_minus_beta_2;
-w -= m * alpha / (sqrt(v) + epsilon);
+w -= m / (sqrt(v) + epsilon) * alpha;
 """),
     # AMSGrad divides by the running maximum of v instead.
     "fw_adam_amsgrad": Elementwise(
@@ -106,7 +107,7 @@ w -= m * alpha / (sqrt(v) + epsilon);
 m += (g - m) * one_minus_beta_1;
 v += (g * g - v) * one_minus_beta_2;
 v_hat = v_hat < v ? v : v_hat;
-w -= m * alpha / (sqrt(v_hat) + epsilon);
+w -= m / (sqrt(v_hat) + epsilon) * alpha;
 """),
     "fw_sgd": Elementwise(
         "T g, T learning_rate", "T w",

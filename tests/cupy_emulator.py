@@ -17,7 +17,9 @@ correctness depends on, and nothing more:
   grid: each of a block's threads is an OS thread, ``__syncthreads()`` a barrier among them,
   ``__shared__`` memory one array per block (the blocks run one after another), and the
   arguments device arrays (C-contiguous: the kernel reads raw memory) or NumPy scalars, whose
-  type is the parameter's.
+  type is the parameter's;
+- ``cuda`` has one device, whose streams and events are done at once, and ``cuda.nccl`` a
+  communicator of one rank, so the NCCL path of ``fw.distributed`` runs in one process.
 
 It proves nothing about CUDA itself (NVRTC, launch configurations, speed): that needs a GPU.
 """
@@ -83,6 +85,8 @@ class ndarray:  # noqa: N801 - CuPy's name
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
+
+    data = property(lambda self: types.SimpleNamespace(ptr=self._a.ctypes.data))  # raw memory
 
     def get(self):
         return self._a.copy()
@@ -232,7 +236,59 @@ def __getattr__(name):
     return function
 
 
-cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
+# --- cupy.cuda: one device, streams and events that are always done, and a one-rank NCCL -------
+cuda = types.ModuleType("cupy.cuda")
+cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1)
+cuda.Device = lambda device=0: types.SimpleNamespace(synchronize=lambda: None)
+cuda.get_current_stream = lambda: types.SimpleNamespace(ptr=0, synchronize=lambda: None)
+
+
+class _Event:
+    """A CUDA event: the emulator runs everything at once, so it is done when recorded."""
+
+    def __init__(self, disable_timing=False):
+        self.done = False
+
+    def record(self, stream=None):
+        self.done = True
+
+    def synchronize(self):
+        pass
+
+
+cuda.Event = _Event
+_NCCL_DTYPES = {"NCCL_INT8": "int8", "NCCL_UINT8": "uint8", "NCCL_INT32": "int32",
+                "NCCL_INT64": "int64", "NCCL_FLOAT16": "float16", "NCCL_FLOAT32": "float32",
+                "NCCL_FLOAT64": "float64"}
+
+
+class _NcclCommunicator:
+    """NCCL's communicator of one rank (all one process can emulate): a collective copies its
+    buffer to its result, as NCCL does for a single rank."""
+
+    def __init__(self, size, unique_id, rank):
+        if size != 1 or rank != 0:
+            raise ValueError(f"the emulator's NCCL has one rank, not rank {rank} of {size}")
+
+    def allReduce(self, send, recv, count, dtype, op, stream):  # noqa: N802 - NCCL's name
+        ctypes.memmove(recv, send, count * np.dtype(_NCCL_DTYPES[dtype]).itemsize)
+
+    def bcast(self, buffer, count, dtype, root, stream):
+        if root != 0:
+            raise ValueError(f"root {root} is not a rank of a one-rank communicator")
+
+    def abort(self):
+        pass
+
+
+nccl = types.ModuleType("cupy.cuda.nccl")
+nccl.available = True
+nccl.NCCL_SUM = 0
+for _name in _NCCL_DTYPES:
+    setattr(nccl, _name, _name)
+nccl.get_unique_id = lambda: (0,) * 128
+nccl.NcclCommunicator = _NcclCommunicator
+cuda.nccl = nccl
 
 
 # --- cupyx: scatter_add and erf -----------------------------------------------------------------
@@ -251,8 +307,8 @@ def modules():
     cupyx.scipy = types.ModuleType("cupyx.scipy")
     cupyx.scipy.special = types.ModuleType("cupyx.scipy.special")
     cupyx.scipy.special.erf = _erf
-    return {"cupy": sys.modules[__name__], "cupyx": cupyx, "cupyx.scipy": cupyx.scipy,
-            "cupyx.scipy.special": cupyx.scipy.special}
+    return {"cupy": sys.modules[__name__], "cupy.cuda": cuda, "cupy.cuda.nccl": nccl,
+            "cupyx": cupyx, "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
 
 
 # --- user-defined kernels, compiled as C++ for the CPU --------------------------------------------

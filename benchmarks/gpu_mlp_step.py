@@ -184,6 +184,8 @@ def main():
                 continue
             try:
                 results[name, batch], memory[name, batch] = measure_row(make, batch, args)
+                print(f"{name}, batch {batch}: {results[name, batch] * 1e3:.3f} ms/step",
+                      flush=True)  # as it goes: a run stopped early still says this much
             except RuntimeError as error:  # what is missing: CuPy, a GPU, PyTorch's CUDA
                 skipped[name] = str(error)
             except Exception as error:  # noqa: BLE001 - a failing row must not stop the others

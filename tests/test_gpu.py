@@ -210,6 +210,22 @@ def test_optimizer_updates_in_one_kernel_per_variable(device_backend, launched, 
     assert launched == [kernel] * 6  # 3 steps of 2 variables
 
 
+def test_nccl_collectives_of_one_rank_keep_the_buffer(device_backend):
+    """The NCCL calls fw.distributed makes, on a one-rank communicator: the buffer's values
+    stay, and the returned event says when the GPU is done."""
+    try:
+        communicator = backend.nccl_communicator(1, backend.nccl_unique_id(), 0)
+    except RuntimeError as error:  # CuPy without its NCCL library
+        pytest.skip(str(error))
+    for dtype in (np.float32, np.int64, np.uint8):
+        array = on("gpu", np.arange(6, dtype=dtype))._value
+        for kind in ("allreduce", "broadcast"):
+            event = backend.nccl_collective(communicator, kind, array)
+            event.synchronize()
+            assert event.done
+        np.testing.assert_array_equal(backend.to_host(array), np.arange(6))
+
+
 # --- moving between host and device, and mixing them ----------------------------------------------
 def test_tensors_move_and_come_back(device_backend):
     host = np.arange(6, dtype=np.float32).reshape(2, 3)

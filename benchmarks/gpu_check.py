@@ -124,8 +124,31 @@ def main(argv=None):
         print(f"== {name}: {stage['status']}" + (f" in {stage['seconds']} s"
                                                   if "seconds" in stage else ""), flush=True)
         (args.out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    report(summary, args.out)
     print(json.dumps({k: v["status"] for k, v in summary["stages"].items()}))
     return 0 if all(v["status"] == "passed" for v in summary["stages"].values()) else 1
+
+
+def report(summary, out):
+    """The findings in a few lines on the console (the rest is in ``out``)."""
+    stages = summary["stages"]
+    versions = stages.get("versions", {})
+    print("\n" + ", ".join(f"{k} {versions[k]}" for k in (
+        "gpu", "driver", "cuda_runtime", "cupy", "numpy", "torch", "torch_cuda")
+        if versions.get(k) is not None))
+    for name, stage in stages.items():
+        if stage.get("error"):
+            print(f"{name}: {stage['error']}")
+    failed = [k for k, c in stages.get("kernels", {}).get("cases", {}).items() if not c["ok"]]
+    if failed:
+        print(f"kernels failing: {', '.join(failed)}")
+    if stages.get("kernels", {}).get("not_exercised"):
+        print(f"kernels not run: {', '.join(stages['kernels']['not_exercised'])}")
+    if "suite" in stages:
+        print(f"suite: {stages['suite'].get('summary')} "
+              f"({', '.join(f'{k} {v}' for k, v in stages['suite'].items() if k in OUTCOMES)})")
+    if (out / "benchmark.md").exists():
+        print((out / "benchmark.md").read_text())
 
 
 # --- the stages, each in its own process --------------------------------------------------------
@@ -336,12 +359,15 @@ def stage_suite(out, dry_run, results, save):
     results["ok"] = results["exit"] == 0 and results.get("passed", 0) > 0
 
 
+OUTCOMES = ("passed", "failed", "skipped", "error", "xfail", "xpass")
+
+
 def count_outcomes(log):
     """How many tests passed, failed... from pytest -v lines (complete even if it was stopped),
     and the summary line."""
     import re
     counts = {}
-    for outcome in re.findall(r" (PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b", log):
+    for outcome in re.findall(rf" ({'|'.join(o.upper() for o in OUTCOMES)})\b", log):
         counts[outcome.lower()] = counts.get(outcome.lower(), 0) + 1
     summary = [line for line in log.splitlines() if re.match(r"^=+ .*( in [0-9.]+s)", line)]
     counts["summary"] = summary[-1].strip("= ") if summary else None

@@ -12,7 +12,14 @@ correctness depends on, and nothing more:
 - ``ElementwiseKernel`` compiles its C++ body with g++ and runs it on the CPU with CuPy's rules
   (broadcasting, ``raw`` arrays indexed by flat C-order position, one-letter type placeholders
   bound by the arrays, typed scalars, outputs passed in or allocated), so the fused kernels'
-  arithmetic is checked against the NumPy path.
+  arithmetic is checked against the NumPy path;
+- ``RawKernel`` compiles a whole CUDA kernel with g++ and launches it as CUDA would, on a 1-D
+  grid: each of a block's threads is an OS thread, ``__syncthreads()`` a barrier among them,
+  ``__shared__`` memory one array per block (the blocks run one after another), and the
+  arguments device arrays (C-contiguous: the kernel reads raw memory) or NumPy scalars, whose
+  type is the parameter's;
+- ``cuda`` has one device, whose streams and events are done at once, and ``cuda.nccl`` a
+  communicator of one rank, so the NCCL path of ``fw.distributed`` runs in one process.
 
 It proves nothing about CUDA itself (NVRTC, launch configurations, speed): that needs a GPU.
 """
@@ -78,6 +85,8 @@ class ndarray:  # noqa: N801 - CuPy's name
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
+
+    data = property(lambda self: types.SimpleNamespace(ptr=self._a.ctypes.data))  # raw memory
 
     def get(self):
         return self._a.copy()
@@ -227,7 +236,59 @@ def __getattr__(name):
     return function
 
 
-cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
+# --- cupy.cuda: one device, streams and events that are always done, and a one-rank NCCL -------
+cuda = types.ModuleType("cupy.cuda")
+cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1)
+cuda.Device = lambda device=0: types.SimpleNamespace(synchronize=lambda: None)
+cuda.get_current_stream = lambda: types.SimpleNamespace(ptr=0, synchronize=lambda: None)
+
+
+class _Event:
+    """A CUDA event: the emulator runs everything at once, so it is done when recorded."""
+
+    def __init__(self, disable_timing=False):
+        self.done = False
+
+    def record(self, stream=None):
+        self.done = True
+
+    def synchronize(self):
+        pass
+
+
+cuda.Event = _Event
+_NCCL_DTYPES = {"NCCL_INT8": "int8", "NCCL_UINT8": "uint8", "NCCL_INT32": "int32",
+                "NCCL_INT64": "int64", "NCCL_FLOAT16": "float16", "NCCL_FLOAT32": "float32",
+                "NCCL_FLOAT64": "float64"}
+
+
+class _NcclCommunicator:
+    """NCCL's communicator of one rank (all one process can emulate): a collective copies its
+    buffer to its result, as NCCL does for a single rank."""
+
+    def __init__(self, size, unique_id, rank):
+        if size != 1 or rank != 0:
+            raise ValueError(f"the emulator's NCCL has one rank, not rank {rank} of {size}")
+
+    def allReduce(self, send, recv, count, dtype, op, stream):  # noqa: N802 - NCCL's name
+        ctypes.memmove(recv, send, count * np.dtype(_NCCL_DTYPES[dtype]).itemsize)
+
+    def bcast(self, buffer, count, dtype, root, stream):
+        if root != 0:
+            raise ValueError(f"root {root} is not a rank of a one-rank communicator")
+
+    def abort(self):
+        pass
+
+
+nccl = types.ModuleType("cupy.cuda.nccl")
+nccl.available = True
+nccl.NCCL_SUM = 0
+for _name in _NCCL_DTYPES:
+    setattr(nccl, _name, _name)
+nccl.get_unique_id = lambda: (0,) * 128
+nccl.NcclCommunicator = _NcclCommunicator
+cuda.nccl = nccl
 
 
 # --- cupyx: scatter_add and erf -----------------------------------------------------------------
@@ -246,8 +307,8 @@ def modules():
     cupyx.scipy = types.ModuleType("cupyx.scipy")
     cupyx.scipy.special = types.ModuleType("cupyx.scipy.special")
     cupyx.scipy.special.erf = _erf
-    return {"cupy": sys.modules[__name__], "cupyx": cupyx, "cupyx.scipy": cupyx.scipy,
-            "cupyx.scipy.special": cupyx.scipy.special}
+    return {"cupy": sys.modules[__name__], "cupy.cuda": cuda, "cupy.cuda.nccl": nccl,
+            "cupyx": cupyx, "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
 
 
 # --- user-defined kernels, compiled as C++ for the CPU --------------------------------------------
@@ -311,15 +372,17 @@ def _bind_types(params, args):
     return bound
 
 
-def _compile(source):
+def _compile(source, standard="c++17"):
     """A loaded shared library of ``source``, built once per distinct source text."""
-    library = os.path.join(_BUILD, hashlib.sha1(source.encode()).hexdigest()[:20] + ".so")
+    digest = hashlib.sha1((standard + source).encode()).hexdigest()[:20]
+    library = os.path.join(_BUILD, digest + ".so")
     if not os.path.exists(library):
         os.makedirs(_BUILD, exist_ok=True)
         with open(library[:-3] + ".cpp", "w") as f:
             f.write(source)
         partial = f"{library}.{os.getpid()}.tmp"
-        built = subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", "-o", partial,
+        built = subprocess.run(["g++", "-O2", f"-std={standard}", "-pthread", "-shared", "-fPIC",
+                                "-o", partial,
                                 library[:-3] + ".cpp"], capture_output=True, text=True)
         if built.returncode:
             raise RuntimeError(f"the kernel does not compile:\n{source}\n{built.stderr}")
@@ -366,3 +429,93 @@ class ElementwiseKernel:
         for o, b in zip(outs, buffers[nin:]):
             o._a[...] = b.reshape(o.shape)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_RAW_PRELUDE = """#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <thread>
+#include <utility>
+#include <vector>
+using namespace std;
+struct fw_dim3 { unsigned int x = 0, y = 1, z = 1; };
+thread_local fw_dim3 threadIdx, blockIdx;
+fw_dim3 blockDim, gridDim;
+barrier<>* fw_block_barrier;
+inline void __syncthreads() { fw_block_barrier->arrive_and_wait(); }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+"""
+
+# Runs the kernel over the grid: blockDim.x threads, each taking every block in turn, with a
+# barrier between blocks (they share the __shared__ arrays).
+_RAW_LAUNCHER = """
+template <typename... A, size_t... I>
+void fw_call(void (*k)(A...), void** args, index_sequence<I...>) {
+  k(*static_cast<A*>(args[I])...);
+}
+template <typename... A> void fw_run(void (*k)(A...), void** args, unsigned int grid,
+                                     unsigned int block) {
+  barrier<> sync(block);
+  fw_block_barrier = &sync;
+  gridDim.x = grid;
+  blockDim.x = block;
+  vector<thread> threads;
+  for (unsigned int t = 0; t < block; ++t) {
+    threads.emplace_back([=, &sync] {
+      threadIdx.x = t;
+      for (unsigned int b = 0; b < grid; ++b) {
+        blockIdx.x = b;
+        fw_call(k, args, index_sequence_for<A...>());
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+extern "C" void fw_launch(void** args, unsigned int grid, unsigned int block) {
+  fw_run(&%s, args, grid, block);
+}
+"""
+
+
+def _dimension(value, what):
+    dims = (value,) if isinstance(value, int) else tuple(value)
+    if not dims or any(d != 1 for d in dims[1:]) or dims[0] < 1:
+        raise ValueError(f"the emulator launches 1-D {what}s of at least 1, got {value}")
+    return dims[0]
+
+
+class RawKernel:
+    """CuPy's RawKernel: a CUDA ``extern "C" __global__`` function, run by threads on the CPU."""
+
+    def __init__(self, code, name, options=(), **_):
+        self.code, self.name = code, name
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        if shared_mem:
+            raise ValueError("the emulator has no dynamic shared memory")
+        grid, block = _dimension(grid, "grid"), _dimension(block, "block")
+        if block > 1024:
+            raise ValueError(f"a block of {block} threads: CUDA allows at most 1024")
+        values, keep = [], []
+        for k, a in enumerate(args):
+            if isinstance(a, ndarray):
+                if not a._a.flags.c_contiguous:
+                    raise ValueError(f"argument {k} of {self.name}: a raw kernel reads raw "
+                                     f"memory, so the emulator wants C-contiguous arrays")
+                keep.append(ctypes.c_void_p(a._a.ctypes.data))
+                values.append(ctypes.addressof(keep[-1]))
+            elif isinstance(a, np.generic):
+                keep.append(np.array([a]))
+                values.append(keep[-1].ctypes.data)
+            else:
+                _unwrap(a)  # a NumPy array is refused, as CuPy refuses it
+                raise TypeError(f"argument {k} of {self.name}: pass a NumPy scalar "
+                                f"(np.int64(n)), whose type the kernel's parameter must be, "
+                                f"not {type(a).__name__}")
+        pointers = (ctypes.c_void_p * len(values))(*values)
+        library = _compile(_RAW_PRELUDE + self.code + _RAW_LAUNCHER % self.name, "c++20")
+        library.fw_launch(pointers, ctypes.c_uint(grid), ctypes.c_uint(block))

@@ -41,8 +41,10 @@ def on(device, array):
 @pytest.fixture
 def launched(monkeypatch):
     """The fused kernels launched during the test, in order (``sum_rows``: a cuBLAS bias sum)."""
-    names, build, sum_rows = [], kernels._kernel, kernels.sum_rows
+    names, build, build_rows, sum_rows = [], kernels._kernel, kernels._row_kernel, kernels.sum_rows
     monkeypatch.setattr(kernels, "_kernel", lambda name: names.append(name) or build(name))
+    monkeypatch.setattr(kernels, "_row_kernel",
+                        lambda name, *dtypes: names.append(name) or build_rows(name, *dtypes))
     monkeypatch.setattr(kernels, "sum_rows",
                         lambda x, axes: names.append("sum_rows") or sum_rows(x, axes))
     return names
@@ -111,12 +113,49 @@ def test_the_relu_backward_is_one_kernel(device_backend, launched):
 
 
 @pytest.mark.parametrize("label_dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("shape", [(256, 10), (3, 4, 7), (5, kernels.XENT_MAX_CLASSES)])
+@pytest.mark.parametrize("shape", [(256, 10), (3, 4, 7), (5, kernels.XENT_THREAD_CLASSES)])
 def test_sparse_cross_entropy_and_its_gradient(device_backend, launched, shape, label_dtype):
     logits = (rng.standard_normal(shape) * 3).astype(np.float32)
     labels = rng.integers(0, shape[-1], shape[:-1]).astype(label_dtype)
     assert_same_on_both(xent, [logits, labels])
     assert launched == ["fw_sparse_xent", "fw_sparse_xent_grad"]
+
+
+ROW_KERNELS = ["fw_sparse_xent_rows", "fw_sparse_xent_grad_rows"]
+
+
+@pytest.mark.parametrize("shape, dtype, thread_classes, kernels_run", [
+    ((6, 10), np.float32, kernels.XENT_THREAD_CLASSES, ["fw_sparse_xent", "fw_sparse_xent_grad"]),
+    ((6, 10), np.float64, 0, ROW_KERNELS),  # fewer classes than a block's threads
+    ((2, 3, kernels.XENT_THREAD_CLASSES + 1), np.float32, kernels.XENT_THREAD_CLASSES,
+     ROW_KERNELS),
+    ((3, 50_000), np.float32, kernels.XENT_THREAD_CLASSES, ROW_KERNELS),
+    ((2, 50_000), np.float64, kernels.XENT_THREAD_CLASSES, ROW_KERNELS),
+], ids=["10 classes", "10 classes by blocks", "257 classes", "50000 classes", "50000 float64"])
+def test_cross_entropy_takes_any_number_of_classes(device_backend, launched, monkeypatch, shape,
+                                                   dtype, thread_classes, kernels_run):
+    """Up to XENT_THREAD_CLASSES classes a thread per row, beyond a block per row with its
+    reductions in shared memory: both give the NumPy path's loss and gradient."""
+    monkeypatch.setattr(kernels, "XENT_THREAD_CLASSES", thread_classes)
+    logits = (rng.standard_normal(shape) * 4).astype(dtype)
+    labels = rng.integers(0, shape[-1], shape[:-1]).astype(np.int64)
+    labels.reshape(-1)[:2] = [0, shape[-1] - 1]  # the row's two ends
+    tolerance = F32 if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    assert_same_on_both(xent, [logits, labels], tolerance)
+    assert launched == kernels_run
+
+
+def test_row_kernels_give_nan_for_labels_out_of_range(device_backend, monkeypatch):
+    monkeypatch.setattr(kernels, "XENT_THREAD_CLASSES", 0)
+    logits = on("gpu", np.zeros((3, 3), np.float32))
+    labels = on("gpu", np.array([0, 3, -1]))
+    with fw.GradientTape() as tape:
+        tape.watch(logits)
+        loss = fw.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    np.testing.assert_allclose(loss.numpy(), [np.log(3), np.nan, np.nan])
+    grad = tape.gradient(loss, logits).numpy()
+    np.testing.assert_allclose(grad[0], [-2 / 3, 1 / 3, 1 / 3], rtol=1e-6)
+    assert np.isnan(grad[1:]).all()
 
 
 def test_cross_entropy_of_extreme_logits_stays_finite(device_backend, launched):
@@ -132,15 +171,10 @@ def test_out_of_range_labels_give_nan_on_the_gpu(device_backend):
     np.testing.assert_allclose(loss.numpy(), [np.log(3), np.nan, np.nan])
 
 
-@pytest.mark.parametrize("shape, dtype, tolerance", [
-    ((4, kernels.XENT_MAX_CLASSES + 1), np.float32, F32),  # rows too wide for one thread
-    ((4, 5), np.float16, {"rtol": 2e-3, "atol": 2e-3}),
-], ids=["wide rows", "float16"])
-def test_what_the_kernels_do_not_take_runs_unfused(device_backend, launched, shape, dtype,
-                                                   tolerance):
-    logits = rng.standard_normal(shape).astype(dtype)
-    labels = rng.integers(0, shape[-1], shape[:-1]).astype(np.int32)
-    assert_same_on_both(xent, [logits, labels], tolerance)
+def test_what_the_kernels_do_not_take_runs_unfused(device_backend, launched):
+    logits = rng.standard_normal((4, 5)).astype(np.float16)
+    labels = rng.integers(0, 5, 4).astype(np.int32)
+    assert_same_on_both(xent, [logits, labels], {"rtol": 2e-3, "atol": 2e-3})
     assert launched == []
 
 
@@ -176,6 +210,22 @@ def test_optimizer_updates_in_one_kernel_per_variable(device_backend, launched, 
     for expected, actual in zip(*results, strict=True):
         np.testing.assert_allclose(actual, expected, **F32)
     assert launched == [kernel] * 6  # 3 steps of 2 variables
+
+
+def test_nccl_collectives_of_one_rank_keep_the_buffer(device_backend):
+    """The NCCL calls fw.distributed makes, on a one-rank communicator: the buffer's values
+    stay, and the returned event says when the GPU is done."""
+    try:
+        communicator = backend.nccl_communicator(1, backend.nccl_unique_id(), 0)
+    except RuntimeError as error:  # CuPy without its NCCL library
+        pytest.skip(str(error))
+    for dtype in (np.float32, np.int64, np.uint8):
+        array = on("gpu", np.arange(6, dtype=dtype))._value
+        for kind in ("allreduce", "broadcast"):
+            event = backend.nccl_collective(communicator, kind, array)
+            event.synchronize()
+            assert event.done
+        np.testing.assert_array_equal(backend.to_host(array), np.arange(6))
 
 
 # --- moving between host and device, and mixing them ----------------------------------------------
@@ -352,7 +402,7 @@ def test_an_unbuilt_layer_says_how_to_build_before_moving():
 def test_the_host_path_never_touches_a_kernel(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a fused GPU kernel was reached on the host path")
-    for name in ("_kernel", "fits", "fits_xent", "sum_rows"):
+    for name in ("_kernel", "_row_kernel", "fits", "fits_xent", "sum_rows"):
         monkeypatch.setattr(kernels, name, refuse)
     fw.set_backend("numpy")
     x, y = rng.standard_normal((20, 8, 8, 1)).astype(np.float32), rng.integers(0, 10, 20)

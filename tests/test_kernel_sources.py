@@ -1,5 +1,6 @@
 """The fused kernels' sources, checked without a GPU: their parameters, and that they compile
-for the GPU as CuPy generates them (with nvcc; skipped, saying why, without CuPy or nvcc).
+for the GPU as CuPy generates them, and the row kernels as they stand (with nvcc; skipped,
+saying why, without CuPy or nvcc).
 
 Their arithmetic is checked against the NumPy path in test_gpu.py, on a GPU and on the CuPy
 emulator, which compiles the same sources for the CPU.
@@ -57,6 +58,23 @@ def test_kernel_sources_compile_with_nvcc(tmp_path):
         (tmp_path / f"k{i}.cu").write_text(unit)
     built = subprocess.run([nvcc, "-std=c++17", "-arch=compute_80", "-I", str(include), "-ptx",
                             *[str(tmp_path / f"k{i}.cu") for i in range(len(units))],
+                            "-odir", str(tmp_path)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+
+
+def test_row_kernels_compile_with_nvcc(tmp_path):
+    """The whole-CUDA row kernels, for every dtype pair they serve, compile for the GPU as they
+    stand (no CuPy header): nvcc here, NVRTC on the GPU (benchmarks/gpu_check.py)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    units = []
+    for name in kernels.ROW_SOURCES:
+        for dtype in ("float32", "float64"):
+            for label_dtype in ("int32", "int64"):
+                units.append(tmp_path / f"{name}_{dtype}_{label_dtype}.cu")
+                units[-1].write_text(kernels.row_source(name, dtype, label_dtype))
+    built = subprocess.run([nvcc, "-std=c++17", "-arch=compute_80", "-ptx", *map(str, units),
                             "-odir", str(tmp_path)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
 

@@ -41,8 +41,9 @@ CHECKPOINT = "checkpoint.npz"
 RUN_FILES = ("config.toml", CHECKPOINT, "metrics.jsonl", "metrics.csv", "steps.jsonl",
              "steps.csv", "curves.png")
 # Keys a resumed run may change: how long it goes on, where its records go, what it does
-# after a non-finite step (none of them changes what the steps so far computed).
-RESUMABLE_CHANGES = ("epochs", "name", "output_dir", "output", "on_nonfinite")
+# after a non-finite step, where its arrays live (the checkpoint holds host arrays, restored
+# onto either backend); none of them changes what the steps so far computed.
+RESUMABLE_CHANGES = ("epochs", "name", "output_dir", "output", "on_nonfinite", "backend")
 MISSING = object()  # a key that one of two configs compared does not have
 
 

@@ -7,7 +7,9 @@ path does in several:
 - ``bias_add_relu``: a Dense layer's bias add and ReLU (2 launches -> 1);
 - ``relu_grad``: the ReLU's backward ``g * (y > 0)`` (2 -> 1);
 - ``sparse_xent`` and ``sparse_xent_grad``: softmax cross-entropy with integer labels, forward
-  (about 8 launches -> 1) and gradient (about 9 -> 1), one thread per example;
+  (about 8 launches -> 1) and gradient (about 9 -> 1), for any number of classes: one thread
+  per example up to ``XENT_THREAD_CLASSES`` classes, else one block per example, whose threads
+  share the row and reduce its maximum and its sum of exponentials in shared memory;
 - ``adam``, ``sgd``, and ``update`` for Nadam, Adamax, Adadelta, Lion and FTRL: an optimizer's
   whole update of one variable and its slots (about 10 to 20 launches -> 1).
 
@@ -18,13 +20,15 @@ for a whole GPU, while cuBLAS reads the matrix at full bandwidth.
 
 Each kernel evaluates the formulas of the NumPy path it replaces, in the same order and in the
 arrays' own dtype, so both agree to rounding (the GPU may contract a multiply and an add into
-one FMA). Only float32 and float64 are fused (``fits``); other dtypes, cotangents carrying a
-Jacobian's leading axes and wide softmax rows take the unfused path, which CuPy runs through
-NumPy's dispatch protocols.
+one FMA). Only float32 and float64 are fused (``fits``); other dtypes and cotangents carrying a
+Jacobian's leading axes take the unfused path, which CuPy runs through NumPy's dispatch
+protocols.
 
-The sources are data (``SOURCES``): a kernel object is built from its entry on first use and
-cached, and CuPy compiles it once per dtype (keeping the binary in its disk cache). Being data,
-the same sources are also compiled with nvcc and run on the CPU by the tests, where no GPU is.
+The sources are data: ``SOURCES``, CuPy elementwise kernels, and ``ROW_SOURCES``, whole CUDA
+kernels (``cupy.RawKernel``) written for types ``T`` (the logits) and ``L`` (the labels) that a
+typedef before the text sets. A kernel object is built from its entry on first use and cached,
+and CuPy compiles it once per dtype (keeping the binary in its disk cache). Being data, the
+same sources are also compiled with nvcc and run on the CPU by the tests, where no GPU is.
 """
 import math
 from collections import namedtuple
@@ -33,15 +37,17 @@ import numpy as np
 
 from ..engine import backend
 
-__all__ = ["SOURCES", "XENT_MAX_CLASSES", "adam", "bias_add_relu", "fits", "fits_xent",
-           "relu_grad", "sgd", "sparse_xent", "sparse_xent_grad", "sum_rows", "update"]
+__all__ = ["ROW_SOURCES", "SOURCES", "XENT_BLOCK", "XENT_THREAD_CLASSES", "adam",
+           "bias_add_relu", "fits", "fits_xent", "relu_grad", "row_source", "sgd", "sparse_xent",
+           "sparse_xent_grad", "sum_rows", "update"]
 
 # The arguments of cupy.ElementwiseKernel, in its order.
 Elementwise = namedtuple("Elementwise", "in_params out_params operation")
 
-# One thread walks a whole row of logits, three times: ideal for a classifier's few classes,
-# while wide rows are better served by CuPy's own per-row reductions (the unfused path).
-XENT_MAX_CLASSES = 256
+# Up to this many classes one thread walks a whole row of logits, three times: ideal for a
+# classifier's few classes and many examples. Wider rows get a block of XENT_BLOCK threads each.
+XENT_THREAD_CLASSES = 256
+XENT_BLOCK = 256  # a power of two: the block's reductions halve it
 
 _ROW_MAX_AND_TOTAL = """
 const ptrdiff_t start = i * n;
@@ -84,13 +90,14 @@ for (ptrdiff_t j = 0; j < n; ++j) {
 }
 """),
     # Keras's Adam: m += (g - m)(1 - beta_1); v += (g^2 - v)(1 - beta_2);
-    # w -= alpha m / (sqrt(v) + epsilon), alpha holding the bias corrections.
+    # w -= m / (sqrt(v) + epsilon) alpha, alpha holding the bias corrections (the NumPy
+    # path's order, so that both round alike).
     "fw_adam": Elementwise(
         "T g, T alpha, T one_minus_beta_1, T one_minus_beta_2, T epsilon", "T w, T m, T v",
         """
 m += (g - m) * one_minus_beta_1;
 v += (g * g - v) * one_minus_beta_2;
-w -= m * alpha / (sqrt(v) + epsilon);
+w -= m / (sqrt(v) + epsilon) * alpha;
 """),
     # AMSGrad divides by the running maximum of v instead.
     "fw_adam_amsgrad": Elementwise(
@@ -100,7 +107,7 @@ w -= m * alpha / (sqrt(v) + epsilon);
 m += (g - m) * one_minus_beta_1;
 v += (g * g - v) * one_minus_beta_2;
 v_hat = v_hat < v ? v : v_hat;
-w -= m * alpha / (sqrt(v_hat) + epsilon);
+w -= m / (sqrt(v_hat) + epsilon) * alpha;
 """),
     "fw_sgd": Elementwise(
         "T g, T learning_rate", "T w",
@@ -169,6 +176,80 @@ accumulator = n;
 """),
 }
 
+# One block per row of ``n`` logits (row r = blockIdx.x): its threads stride over the row, and a
+# tree in shared memory reduces their partial maxima, then their partial sums of exp(x - max).
+# The arithmetic is the per-thread kernels' (same formulas, same NaN for a label outside
+# [0, n)); only the order of the sum differs, as the NumPy path's pairwise sum differs too.
+_ROW_REDUCTIONS = """
+#define FW_XENT_BLOCK %d
+__device__ __forceinline__ float fw_exp(float x) { return expf(x); }
+__device__ __forceinline__ double fw_exp(double x) { return exp(x); }
+__device__ __forceinline__ float fw_log(float x) { return logf(x); }
+__device__ __forceinline__ double fw_log(double x) { return log(x); }
+
+// The row's maximum and sum of exp(x - maximum), the same in every thread of the block.
+__device__ void fw_row_max_and_total(const T* row, long long n, T* shared, T* top, T* total) {
+  const unsigned int t = threadIdx.x;
+  T m = row[0];
+  for (long long j = t; j < n; j += blockDim.x) m = row[j] > m ? row[j] : m;
+  shared[t] = m;
+  __syncthreads();
+  for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (t < s && shared[t + s] > shared[t]) shared[t] = shared[t + s];
+    __syncthreads();
+  }
+  *top = shared[0];
+  __syncthreads();
+  T sum = 0;
+  for (long long j = t; j < n; j += blockDim.x) sum += fw_exp(row[j] - *top);
+  shared[t] = sum;
+  __syncthreads();
+  for (unsigned int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (t < s) shared[t] += shared[t + s];
+    __syncthreads();
+  }
+  *total = shared[0];
+  __syncthreads();
+}
+""" % XENT_BLOCK
+
+ROW_SOURCES = {
+    # loss[r] = log(sum(exp(row - max))) - (row[label] - max), written by the block's thread 0.
+    "fw_sparse_xent_rows": _ROW_REDUCTIONS + """
+extern "C" __global__ void fw_sparse_xent_rows(const T* logits, const L* labels, long long n,
+                                               T* loss) {
+  __shared__ T shared[FW_XENT_BLOCK];
+  const long long r = blockIdx.x;
+  const T* row = logits + r * n;
+  T top, total;
+  fw_row_max_and_total(row, n, shared, &top, &total);
+  if (threadIdx.x == 0) {
+    const L label = labels[r];
+    loss[r] = (label < 0 || label >= n) ? (T)nan("") : fw_log(total) - (row[label] - top);
+  }
+}
+""",
+    # grad[r, j] = (softmax(row)[j] - (j == label)) * g[r], the block's threads striding over j.
+    "fw_sparse_xent_grad_rows": _ROW_REDUCTIONS + """
+extern "C" __global__ void fw_sparse_xent_grad_rows(const T* logits, const L* labels,
+                                                    const T* g, long long n, T* grad) {
+  __shared__ T shared[FW_XENT_BLOCK];
+  const long long r = blockIdx.x;
+  const T* row = logits + r * n;
+  T top, total;
+  fw_row_max_and_total(row, n, shared, &top, &total);
+  const L label = labels[r];
+  const bool valid = label >= 0 && label < n;
+  for (long long j = threadIdx.x; j < n; j += blockDim.x) {
+    T p = fw_exp(row[j] - top) / total;
+    if (j == label) p -= (T)1;
+    grad[r * n + j] = valid ? p * g[r] : (T)nan("");
+  }
+}
+""",
+}
+_C_TYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
+
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _LABEL_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _cache = {}
@@ -182,6 +263,22 @@ def _kernel(name):
     return kernel
 
 
+def row_source(name, dtype, label_dtype):
+    """The CUDA text of ``ROW_SOURCES[name]`` with T and L set to these dtypes."""
+    return (f"typedef {_C_TYPES[np.dtype(dtype).name]} T;\n"
+            f"typedef {_C_TYPES[np.dtype(label_dtype).name]} L;\n" + ROW_SOURCES[name])
+
+
+def _row_kernel(name, dtype, label_dtype):
+    """The CuPy RawKernel for ``ROW_SOURCES[name]`` with T and L set to these dtypes."""
+    key = name, dtype.name, label_dtype.name
+    kernel = _cache.get(key)
+    if kernel is None:
+        kernel = _cache[key] = backend.cupy_module().RawKernel(
+            row_source(name, dtype, label_dtype), name)
+    return kernel
+
+
 def fits(*arrays):
     """Whether the kernels take these arrays: all on the GPU, all float32 or all float64."""
     dtype = arrays[0].dtype
@@ -192,11 +289,11 @@ def fits(*arrays):
 def fits_xent(labels, logits, g=None):
     """Whether the cross-entropy kernels take these arrays: float logits (and a cotangent ``g``
     of the labels' shape: no Jacobian axes) and int32/int64 labels, all on the GPU, with at
-    most ``XENT_MAX_CLASSES`` classes."""
+    least one class (any number)."""
     floats = (logits,) if g is None else (logits, g)
     return (fits(*floats) and (g is None or g.shape == labels.shape)
             and backend.is_device_array(labels) and labels.dtype in _LABEL_DTYPES
-            and 0 < logits.shape[-1] <= XENT_MAX_CLASSES)
+            and logits.shape[-1] > 0)
 
 
 def bias_add_relu(value, bias):
@@ -225,17 +322,38 @@ def sum_rows(x, axes):
 
 def sparse_xent(labels, logits):
     """Per-example softmax cross-entropy of ``logits`` (..., n) with integer ``labels`` (...)."""
-    logits = backend.cupy_module().ascontiguousarray(logits)  # rows are read by flat index
-    return _kernel("fw_sparse_xent")(logits, labels, logits.shape[-1])
+    cupy = backend.cupy_module()
+    logits = cupy.ascontiguousarray(logits)  # rows are read by flat index
+    n = logits.shape[-1]
+    if n <= XENT_THREAD_CLASSES:
+        return _kernel("fw_sparse_xent")(logits, labels, n)
+    loss = cupy.empty(labels.shape, logits.dtype)
+    _launch_rows("fw_sparse_xent_rows", labels, logits, [np.int64(n), loss])
+    return loss
 
 
 def sparse_xent_grad(g, labels, logits):
-    """``(softmax(logits) - one_hot(labels)) * g[..., None]``, each row by one thread."""
+    """``(softmax(logits) - one_hot(labels)) * g[..., None]``, each row by one thread, or by
+    one block when the rows are wide."""
     cupy = backend.cupy_module()
     logits = cupy.ascontiguousarray(logits)
     grad = cupy.empty_like(logits)
-    _kernel("fw_sparse_xent_grad")(logits, labels, g, logits.shape[-1], grad)
+    n = logits.shape[-1]
+    if n <= XENT_THREAD_CLASSES:
+        _kernel("fw_sparse_xent_grad")(logits, labels, g, n, grad)
+    else:
+        _launch_rows("fw_sparse_xent_grad_rows", labels, logits,
+                     [cupy.ascontiguousarray(g), np.int64(n), grad])
     return grad
+
+
+def _launch_rows(name, labels, logits, rest):
+    """Launch a row kernel, one block of ``XENT_BLOCK`` threads per row of ``logits``."""
+    rows = labels.size
+    if rows:  # CUDA refuses an empty grid
+        labels = backend.cupy_module().ascontiguousarray(labels)
+        _row_kernel(name, logits.dtype, labels.dtype)((rows,), (XENT_BLOCK,),
+                                                      (logits, labels, *rest))
 
 
 def adam(gradient, variable, slots, alpha, beta_1, beta_2, epsilon):

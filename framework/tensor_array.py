@@ -105,13 +105,11 @@ class TensorArray:
 
     def unstack(self, value, name=None):
         """Elements from the slices of ``value`` along its first axis (replacing all)."""
-        tensors = unstack(self._converted(value))
+        tensors = unstack(self._checked(self._converted(value)))
         if len(tensors) > len(self._tensors) and not self._dynamic_size:
             raise ValueError(f"Cannot unstack {len(tensors)} tensors into a TensorArray of "
                              f"static size {len(self._tensors)} ")
-        self._tensors = [None] * len(tensors)
-        for i, t in enumerate(tensors):
-            self._write(i, t)
+        self._tensors = tensors
         return self
 
     def scatter(self, indices, value, name=None):
@@ -122,16 +120,23 @@ class TensorArray:
         return self
 
     def split(self, value, lengths, name=None):
-        """Elements from ``value`` cut along its first axis into pieces of ``lengths``."""
+        """Elements from ``value`` cut along its first axis into pieces of ``lengths``
+        (replacing all; one piece per element unless ``dynamic_size``)."""
+        value = self._checked(self._converted(value))
         lengths = [operator.index(n) for n in (unstack(lengths) if isinstance(
             lengths, Tensor) else lengths)]
-        pieces = split(self._converted(value), lengths)
-        if len(pieces) > len(self._tensors) and not self._dynamic_size:
-            raise ValueError(f"Cannot split into {len(pieces)} tensors a TensorArray of "
-                             f"static size {len(self._tensors)} ")
-        self._tensors = [None] * len(pieces)
-        for i, t in enumerate(pieces):
-            self._write(i, t)
+        if not value.ndim:
+            raise ValueError(f"Expected value to be at least a vector, but received shape: "
+                             f"{list(value.shape)} ")
+        if sum(lengths) != value.shape[0]:
+            raise ValueError(f"Expected sum of lengths to be equal to values.shape[0], but "
+                             f"sum of lengths is {sum(lengths)} and value's shape is: "
+                             f"{list(value.shape)} ")
+        if not self._dynamic_size and len(lengths) != len(self._tensors):
+            raise ValueError(f"TensorArray's size is not equal to the size of lengths "
+                             f"({len(self._tensors)} vs. {len(lengths)}), and the TensorArray "
+                             f"is not marked as dynamically resizeable.")
+        self._tensors = split(value, lengths)
         return self
 
     def identity(self):
@@ -150,19 +155,20 @@ class TensorArray:
         except TypeError:
             return convert_to_tensor(value)
 
+    def _checked(self, value):
+        if value.dtype != self._dtype:
+            raise TypeError(f"TensorArray dtype is {self._dtype.name} but Op is trying to "
+                            f"write dtype {value.dtype.name} ")
+        return value
+
     def _write(self, index, value):
         if index < 0:
             raise IndexError(f"Writing to negative indices (index {index}) is not allowed.")
         size = len(self._tensors)
-        if index >= size:
-            if not self._dynamic_size:
-                raise IndexError(f"Tried to write to index {index} but array is not "
-                                 f"resizeable and size is: {size} ")
-            self._tensors.extend([None] * (index - size + 1))
-        value = self._converted(value)
-        if value.dtype != self._dtype:
-            raise TypeError(f"TensorArray dtype is {self._dtype.name} but Op is trying to "
-                            f"write dtype {value.dtype.name} ")
+        if index >= size and not self._dynamic_size:
+            raise IndexError(f"Tried to write to index {index} but array is not resizeable "
+                             f"and size is: {size} ")
+        value = self._checked(self._converted(value))
         shape = tuple(value.shape)
         known = self._element_shape
         if known is not None and (len(known) != len(shape) or any(
@@ -171,6 +177,8 @@ class TensorArray:
                              f"({_shown(known)})")
         if self._infer_shape:
             self._element_shape = shape
+        if index >= size:  # (a dynamic_size array grows only once the value is accepted)
+            self._tensors.extend([None] * (index - size + 1))
         self._tensors[index] = value
 
     def _zero(self, index):

@@ -10,19 +10,37 @@ under ``fw.function`` the matrices are constants of the shapes, never of the val
 ``nearest`` gathers rows and columns instead and keeps the images' dtype; every other method
 returns float32, as TensorFlow's.
 """
-import functools
+import functools as _functools
 import math as _math
+import operator as _operator
+import sys as _sys
 
-import numpy as np
+import numpy as _np
 
 from . import random as _random
-from .dtypes import float32, numpy_dtype
-from .ops import (cast, einsum, expand_dims, floordiv, gather, getitem, identity, maximum, pad,
-                  reduce_mean, reshape, reverse, saturate_cast, tensordot, where)
+from .dtypes import float32 as _float32
+from .dtypes import numpy_dtype as _numpy_dtype
+from .namespaces import suggest_close_names as _suggest_close_names
+from .ops import cast as _cast
+from .ops import einsum as _einsum
+from .ops import expand_dims as _expand_dims
+from .ops import floordiv as _floordiv
+from .ops import gather as _gather
+from .ops import getitem as _getitem
+from .ops import identity as _identity
+from .ops import maximum as _maximum
+from .ops import pad as _pad
+from .ops import reduce_mean as _reduce_mean
+from .ops import reshape as _reshape
+from .ops import reverse as _reverse
 from .ops import round as _round
-from .ops.elementwise import rsqrt
-from .ops.stats import reduce_std
-from .tensor import convert_to_tensor, scalar_like
+from .ops import saturate_cast as _saturate_cast
+from .ops import tensordot as _tensordot
+from .ops import where as _where
+from .ops.elementwise import rsqrt as _rsqrt
+from .ops.stats import reduce_std as _reduce_std
+from .tensor import convert_to_tensor as _convert_to_tensor
+from .tensor import scalar_like as _scalar_like
 
 
 class ResizeMethod:
@@ -38,13 +56,13 @@ class ResizeMethod:
     MITCHELLCUBIC = "mitchellcubic"
 
 
-_F = np.float32
+_F = _np.float32
 
 
 # --- the 1-D interpolation matrices (out_size, in_size), float64 holding float32 weights -------
 def _bilinear(n_in, n_out):
     """ResizeBilinear with half-pixel centres: two neighbours, the positions clamped."""
-    scale, w = _F(n_in) / _F(n_out), np.zeros((n_out, n_in))
+    scale, w = _F(n_in) / _F(n_out), _np.zeros((n_out, n_in))
     for i in range(n_out):
         position = (_F(i) + _F(0.5)) * scale - _F(0.5)
         low = _math.floor(position)
@@ -57,13 +75,13 @@ def _bilinear(n_in, n_out):
 def _nearest(n_in, n_out):
     """ResizeNearestNeighbor with half-pixel centres: the index each output reads."""
     scale = _F(n_in) / _F(n_out)
-    return np.array([max(0, min(_math.floor((_F(i) + _F(0.5)) * scale), n_in - 1))
-                     for i in range(n_out)], dtype=np.int64)
+    return _np.array([max(0, min(_math.floor((_F(i) + _F(0.5)) * scale), n_in - 1))
+                     for i in range(n_out)], dtype=_np.int64)
 
 
 def _area(n_in, n_out):
     """ResizeArea: each output averages the inputs its cell overlaps, by overlap length."""
-    scale, w = _F(n_in) / _F(n_out), np.zeros((n_out, n_in))
+    scale, w = _F(n_in) / _F(n_out), _np.zeros((n_out, n_in))
     for i in range(n_out):
         start, end = _F(i) * scale, _F(i + 1) * scale
         for v in range(_math.floor(start), _math.ceil(end)):
@@ -72,30 +90,30 @@ def _area(n_in, n_out):
     return w
 
 
-@functools.lru_cache(maxsize=None)
+@_functools.lru_cache(maxsize=None)
 def _cubic_table():
     """ResizeBicubic's Keys (a = -0.5) coefficients at 1025 points, as TensorFlow tabulates
     them (float32 entries computed in double)."""
-    a, x = -0.5, np.arange(1025) / 1024.0
+    a, x = -0.5, _np.arange(1025) / 1024.0
     near = ((a + 2) * x - (a + 3)) * x * x + 1
     x1 = x + 1.0
     far = ((a * x1 - 5 * a) * x1 + 8 * a) * x1 - 4 * a
-    return near.astype(np.float32), far.astype(np.float32)
+    return near.astype(_np.float32), far.astype(_np.float32)
 
 
 def _bicubic(n_in, n_out):
     """ResizeBicubic with half-pixel centres: four taps from the table, those outside the
     image dropped and the rest renormalised."""
     near, far = _cubic_table()
-    scale, w = _F(n_in) / _F(n_out), np.zeros((n_out, n_in))
+    scale, w = _F(n_in) / _F(n_out), _np.zeros((n_out, n_in))
     for i in range(n_out):
         position = (_F(i) + _F(0.5)) * scale - _F(0.5)
         base = _math.floor(position)
-        offset = int(np.rint((position - _F(base)) * _F(1024)))
+        offset = int(_np.rint((position - _F(base)) * _F(1024)))
         taps = [far[offset], near[offset], near[1024 - offset], far[1024 - offset]]
         taps = [t if 0 <= base - 1 + k < n_in else _F(0) for k, t in enumerate(taps)]
         total = _F(sum(taps, _F(0)))
-        if abs(total) >= 1000 * np.finfo(np.float32).tiny:
+        if abs(total) >= 1000 * _np.finfo(_np.float32).tiny:
             taps = [t * (_F(1) / total) for t in taps]
         for k, t in enumerate(taps):
             if t:
@@ -120,7 +138,7 @@ def _lanczos(radius):
         if x <= 1e-3:
             return _F(1)
         pi = _F(3.14159265359)
-        return _F(radius * np.sin(pi * x) * np.sin(pi * x / _F(radius)) / (pi * pi * x * x))
+        return _F(radius * _np.sin(pi * x) * _np.sin(pi * x / _F(radius)) / (pi * pi * x * x))
     return kernel
 
 
@@ -130,7 +148,7 @@ _KERNELS = {  # ScaleAndTranslate's kernels: (function of |x|, radius)
     "mitchellcubic": (_mitchell, 2.0),
     "lanczos3": (_lanczos(3), 3.0),
     "lanczos5": (_lanczos(5), 5.0),
-    "gaussian": (lambda x: _F(np.exp(-x * x / (2.0 * 0.5 * 0.5))) if x < 1.5 else _F(0), 1.5),
+    "gaussian": (lambda x: _F(_np.exp(-x * x / (2.0 * 0.5 * 0.5))) if x < 1.5 else _F(0), 1.5),
 }
 
 
@@ -141,7 +159,7 @@ def _scale_and_translate(kernel_name, antialias, n_in, n_out):
     inv_scale = _F(1) / (_F(n_out) / _F(n_in))
     kernel_scale = max(inv_scale, _F(1)) if antialias else _F(1)
     reach = _F(radius) * kernel_scale
-    w = np.zeros((n_out, n_in))
+    w = _np.zeros((n_out, n_in))
     for i in range(n_out):
         sample = (_F(i) + _F(0.5)) * inv_scale
         start = min(max(_math.ceil(sample - reach - _F(0.5)), 0), n_in - 1)
@@ -149,13 +167,13 @@ def _scale_and_translate(kernel_name, antialias, n_in, n_out):
         taps = [kernel(abs((_F(s) + _F(0.5) - sample) * (_F(1) / kernel_scale)))
                 for s in range(start, end)]
         total = _F(sum(taps, _F(0)))
-        if abs(total) >= 1000 * np.finfo(np.float32).tiny:
+        if abs(total) >= 1000 * _np.finfo(_np.float32).tiny:
             taps = [t * (_F(1) / total) for t in taps]
         w[i, start:end] = taps
     return w
 
 
-@functools.lru_cache(maxsize=256)
+@_functools.lru_cache(maxsize=256)
 def _matrix(method, antialias, n_in, n_out):
     """The (n_out, n_in) matrix of ``method`` along one axis (read only: it is shared)."""
     if method == "area":
@@ -191,25 +209,25 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
         out = _nearest_resized(images, height, width)
     else:
         out = _resized(images, height, width, method, antialias)
-        out = out if out.dtype == np.float32 else cast(out, float32)
-    return out if batched else getitem(out, 0)
+        out = out if out.dtype == _np.float32 else _cast(out, _float32)
+    return out if batched else _getitem(out, 0)
 
 
 def _resized(images, height, width, method, antialias=False):
     """The interpolating resize of a batch in the images' own float dtype (float32 for
     integers and float16): ``resize`` casts the result to float32; the gradient tests use
     float64 through here."""
-    if images.dtype.kind != "f" or images.dtype == np.float16:
-        images = cast(images, float32)
+    if images.dtype.kind != "f" or images.dtype == _np.float16:
+        images = _cast(images, _float32)
     dtype = images.dtype
-    rows = convert_to_tensor(_matrix(method, bool(antialias), images.shape[1], height), dtype)
-    cols = convert_to_tensor(_matrix(method, bool(antialias), images.shape[2], width), dtype)
-    return einsum("pw,bowc->bopc", cols, einsum("oh,bhwc->bowc", rows, images))
+    rows = _convert_to_tensor(_matrix(method, bool(antialias), images.shape[1], height), dtype)
+    cols = _convert_to_tensor(_matrix(method, bool(antialias), images.shape[2], width), dtype)
+    return _einsum("pw,bowc->bopc", cols, _einsum("oh,bhwc->bowc", rows, images))
 
 
 def _nearest_resized(images, height, width):
-    rows = gather(images, _nearest(images.shape[1], height), axis=1)
-    return gather(rows, _nearest(images.shape[2], width), axis=2)
+    rows = _gather(images, _nearest(images.shape[1], height), axis=1)
+    return _gather(rows, _nearest(images.shape[2], width), axis=2)
 
 
 def _method(method):
@@ -219,28 +237,28 @@ def _method(method):
     return method
 
 
-def _size(size):
+def _size(size, op="resize"):
     try:
-        height, width = (int(s) for s in size)
+        height, width = (_operator.index(s) for s in size)  # (traced: a guard on each)
     except (TypeError, ValueError):
-        raise ValueError(f"resize: size must be two integers (new_height, new_width), got "
+        raise ValueError(f"{op}: size must be two integers (height, width), got "
                          f"{size!r}") from None
     if height <= 0 or width <= 0:
-        raise ValueError(f"resize: size must be positive, got {[height, width]}")
+        raise ValueError(f"{op}: size must be positive, got {[height, width]}")
     return height, width
 
 
 def _fitting(height, width, max_height, max_width):
     """``preserve_aspect_ratio``'s size: TensorFlow's float32 scale and round-half-even."""
     factor = min(_F(max_height) / _F(height), _F(max_width) / _F(width))
-    return int(np.round(factor * _F(height))), int(np.round(factor * _F(width)))
+    return int(_np.round(factor * _F(height))), int(_np.round(factor * _F(width)))
 
 
 def _batch_of_images(images, op):
     """``images`` as a 4-D batch, and whether it was one already."""
-    images = convert_to_tensor(images)
+    images = _convert_to_tensor(images)
     if images.ndim == 3:
-        return expand_dims(images, 0), False
+        return _expand_dims(images, 0), False
     if images.ndim != 4:
         raise ValueError(f"{op}: 'images' must have either 3 or 4 dimensions, got shape "
                          f"{tuple(images.shape)}")
@@ -252,20 +270,18 @@ def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILI
     """``image`` resized to fit ``target_height`` x ``target_width`` with its aspect ratio
     kept, then padded with zeros to that size, centred (``tf.image.resize_with_pad``)."""
     images, batched = _batch_of_images(image, "resize_with_pad")
-    if target_height <= 0 or target_width <= 0:
-        raise ValueError(f"resize_with_pad: target sizes must be > 0, got "
-                         f"{target_height} x {target_width}")
+    target_height, target_width = _size((target_height, target_width), "resize_with_pad")
     height, width = _F(images.shape[1]), _F(images.shape[2])
     ratio = max(width / _F(target_width), height / _F(target_height))
     new_height, new_width = height / ratio, width / ratio
-    top = max(0, int(np.floor((_F(target_height) - new_height) / _F(2))))
-    left = max(0, int(np.floor((_F(target_width) - new_width) / _F(2))))
-    resized = resize(images, [int(np.floor(new_height)), int(np.floor(new_width))], method,
+    top = max(0, int(_np.floor((_F(target_height) - new_height) / _F(2))))
+    left = max(0, int(_np.floor((_F(target_width) - new_width) / _F(2))))
+    resized = resize(images, [int(_np.floor(new_height)), int(_np.floor(new_width))], method,
                      antialias=antialias)
     rows, cols = resized.shape[1], resized.shape[2]
-    padded = pad(resized, [[0, 0], [top, target_height - rows - top],
-                           [left, target_width - cols - left], [0, 0]])
-    return padded if batched else getitem(padded, 0)
+    padded = _pad(resized, [[0, 0], [top, target_height - rows - top],
+                            [left, target_width - cols - left], [0, 0]])
+    return padded if batched else _getitem(padded, 0)
 
 
 # --- dtypes --------------------------------------------------------------------------------------
@@ -273,62 +289,62 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     """``image`` in ``dtype``, rescaled as TensorFlow does: integers span [0, MAX] of their
     dtype, floats [0, 1); between integer dtypes by a power-of-two factor; ``saturate`` clips
     before a cast that could overflow."""
-    image = convert_to_tensor(image)
-    target = numpy_dtype(dtype)
+    image = _convert_to_tensor(image)
+    target = _numpy_dtype(dtype)
     if target.kind not in "fiu":
         raise AttributeError("dtype must be either floating point or integer")
     source = image.dtype
     if source.kind not in "fiu":
         raise AttributeError("image dtype must be either floating point or integer")
     if target == source:
-        return identity(image)
+        return _identity(image)
     if source.kind in "iu" and target.kind in "iu":
-        scale_in, scale_out = int(np.iinfo(source).max), int(np.iinfo(target).max)
+        scale_in, scale_out = int(_np.iinfo(source).max), int(_np.iinfo(target).max)
         if scale_in > scale_out:
-            scaled = floordiv(image, (scale_in + 1) // (scale_out + 1))
-            return saturate_cast(scaled, target) if saturate else cast(scaled, target)
-        converted = saturate_cast(image, target) if saturate else cast(image, target)
+            scaled = _floordiv(image, (scale_in + 1) // (scale_out + 1))
+            return _saturate_cast(scaled, target) if saturate else _cast(scaled, target)
+        converted = _saturate_cast(image, target) if saturate else _cast(image, target)
         return converted * ((scale_out + 1) // (scale_in + 1))
     if source.kind == "f" and target.kind == "f":
-        return cast(image, target)
+        return _cast(image, target)
     if source.kind in "iu":
-        return cast(image, target) * (1.0 / int(np.iinfo(source).max))
-    scaled = image * (int(np.iinfo(target).max) + 0.5)
-    return saturate_cast(scaled, target) if saturate else cast(scaled, target)
+        return _cast(image, target) * (1.0 / int(_np.iinfo(source).max))
+    scaled = image * (int(_np.iinfo(target).max) + 0.5)
+    return _saturate_cast(scaled, target) if saturate else _cast(scaled, target)
 
 
 def rgb_to_grayscale(images, name=None):
     """The luma of RGB ``images`` (last axis 3), one channel, in the images' dtype."""
-    images = convert_to_tensor(images)
+    images = _convert_to_tensor(images)
     if not images.ndim or images.shape[-1] != 3:
         raise ValueError(f"rgb_to_grayscale: the last axis must hold 3 channels, got shape "
                          f"{tuple(images.shape)}")
-    floats = convert_image_dtype(images, float32)
-    weights = convert_to_tensor([0.2989, 0.5870, 0.1140], float32)
-    gray = expand_dims(tensordot(floats, weights, [[-1], [-1]]), -1)
+    floats = convert_image_dtype(images, _float32)
+    weights = _convert_to_tensor([0.2989, 0.5870, 0.1140], _float32)
+    gray = _expand_dims(_tensordot(floats, weights, [[-1], [-1]]), -1)
     return convert_image_dtype(gray, images.dtype)
 
 
 def per_image_standardization(image):
     """Each image (the last three axes) less its mean, over its standard deviation (at least
     ``1 / sqrt(pixels)``, so a uniform image stays finite): float32."""
-    image = cast(_at_least_3d(image, "per_image_standardization"), float32)
+    image = _cast(_at_least_3d(image, "per_image_standardization"), _float32)
     axes = [-1, -2, -3]
-    pixels = int(np.prod(image.shape[-3:]))
-    floor_ = rsqrt(convert_to_tensor(float(pixels), float32))
-    spread = maximum(reduce_std(image, axis=axes, keepdims=True), floor_)
-    return (image - reduce_mean(image, axis=axes, keepdims=True)) / spread
+    pixels = int(_np.prod(image.shape[-3:]))
+    floor_ = _rsqrt(_convert_to_tensor(float(pixels), _float32))
+    spread = _maximum(_reduce_std(image, axis=axes, keepdims=True), floor_)
+    return (image - _reduce_mean(image, axis=axes, keepdims=True)) / spread
 
 
 # --- geometry ------------------------------------------------------------------------------------
 def flip_left_right(image):
     """``image`` mirrored across its width (``[batch,] height, width, channels``)."""
-    return reverse(_at_least_3d(image, "flip_left_right"), [-2])
+    return _reverse(_at_least_3d(image, "flip_left_right"), [-2])
 
 
 def flip_up_down(image):
     """``image`` mirrored across its height."""
-    return reverse(_at_least_3d(image, "flip_up_down"), [-3])
+    return _reverse(_at_least_3d(image, "flip_up_down"), [-3])
 
 
 def random_flip_left_right(image, seed=None):
@@ -364,15 +380,15 @@ def _random_flip(image, axis, draw, op):
     image with its mirror by the rounded draw, one per image."""
     image = _at_least_3d(image, op)
     if image.ndim == 3:
-        return where(draw([]) < 0.5, reverse(image, [axis]), image)
-    flips = cast(_round(reshape(draw([image.shape[0]]), [-1] + [1] * (image.ndim - 1))),
-                 image.dtype)
-    return flips * reverse(image, [axis]) + (scalar_like(1, image.dtype) - flips) * image
+        return _where(draw([]) < 0.5, _reverse(image, [axis]), image)
+    flips = _cast(_round(_reshape(draw([image.shape[0]]), [-1] + [1] * (image.ndim - 1))),
+                  image.dtype)
+    return flips * _reverse(image, [axis]) + (_scalar_like(1, image.dtype) - flips) * image
 
 
 def central_crop(image, central_fraction):
     """The central ``central_fraction`` of each image's height and width."""
-    image = convert_to_tensor(image)
+    image = _convert_to_tensor(image)
     if not 0.0 < central_fraction <= 1.0:
         raise ValueError("central_crop: central_fraction must be within (0, 1], got "
                          f"{central_fraction}")
@@ -385,11 +401,11 @@ def central_crop(image, central_fraction):
     top = int((float(height) - float(height) * central_fraction) / 2)
     left = int((float(width) - float(width) * central_fraction) / 2)
     window = (slice(top, height - top), slice(left, width - left), slice(None))
-    return getitem(image, window if image.ndim == 3 else (slice(None),) + window)
+    return _getitem(image, window if image.ndim == 3 else (slice(None),) + window)
 
 
 def _at_least_3d(image, op):
-    image = convert_to_tensor(image)
+    image = _convert_to_tensor(image)
     if image.ndim < 3:
         raise ValueError(f"{op}: 'image' (shape {tuple(image.shape)}) must be at least "
                          f"three-dimensional")
@@ -400,3 +416,5 @@ __all__ = ["ResizeMethod", "central_crop", "convert_image_dtype", "flip_left_rig
            "flip_up_down", "per_image_standardization", "random_flip_left_right",
            "random_flip_up_down", "resize", "resize_with_pad", "rgb_to_grayscale",
            "stateless_random_flip_left_right", "stateless_random_flip_up_down"]
+
+_suggest_close_names(_sys.modules[__name__], "fw.image")

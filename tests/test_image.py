@@ -135,6 +135,15 @@ def test_image_functions_under_fw_function_equal_eager_on_a_second_input(name, f
         np.testing.assert_array_equal(traced(x).numpy(), f(x).numpy())
 
 
+def test_resize_to_a_size_given_as_tensors_under_fw_function():
+    traced = fw.function(lambda x, size: image.resize(x, size))
+    x = fw.constant(np.random.default_rng(4).standard_normal((4, 5, 1)).astype(np.float32))
+    for size in ([3, 2], [6, 7], [3, 2]):
+        size = fw.constant(size)
+        np.testing.assert_array_equal(traced(x, size).numpy(), image.resize(x, size).numpy())
+        assert traced(x, size).shape == (int(size[0]), int(size[1]), 1)
+
+
 def test_random_flip_mirrors_each_image_or_keeps_it_and_draws_on_every_call():
     x = fw.constant(np.arange(64 * 2 * 3, dtype=np.float32).reshape(64, 2, 3, 1))
     mirror = image.flip_left_right(x).numpy()
@@ -167,7 +176,8 @@ def test_random_flip_mirrors_each_image_or_keeps_it_and_draws_on_every_call():
     (lambda: image.flip_left_right(fw.ones((4, 4))), "must be at least three-dimensional"),
     (lambda: image.rgb_to_grayscale(fw.ones((4, 4, 2))), "must hold 3 channels"),
     (lambda: image.convert_image_dtype(fw.ones((2, 2, 1)), fw.bool), "dtype must be either"),
-    (lambda: image.resize_with_pad(fw.ones((4, 4, 1)), 0, 3), "target sizes must be > 0"),
+    (lambda: image.resize_with_pad(fw.ones((4, 4, 1)), 0, 3),
+     "resize_with_pad: size must be positive"),
 ])
 def test_refusals_name_the_culprit(call, message):
     with pytest.raises((ValueError, AttributeError), match=message):

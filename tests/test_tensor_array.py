@@ -10,6 +10,7 @@ import pytest
 
 import framework as fw
 from framework.test import check_gradients
+from reference.tensor_array_misuses import misuses
 
 REFERENCE = json.loads((Path(__file__).parent / "reference" /
                         "tfpieces_reference.json").read_text())
@@ -129,27 +130,10 @@ def test_loops_under_fw_function_equal_eager_on_a_second_input():
     assert traced_recurrent.experimental_get_tracing_count() == 1
 
 
-def _misuse(key):
-    ta = lambda **kw: fw.TensorArray(fw.float32, **kw)  # noqa: E731
-    return {
-        "write_past_size": lambda: ta(size=2).write(2, 1.0),
-        "write_negative": lambda: ta(size=2).write(-1, 1.0),
-        "read_past_size": lambda: ta(size=2).read(5),
-        "read_negative": lambda: ta(size=2).read(-1),
-        "read_twice": lambda: [t.read(0) for t in [ta(size=1).write(0, 1.0)] for _ in (0, 1)],
-        "shape_mismatch": lambda: ta(size=2).write(0, fw.ones(3)).write(1, fw.ones(4)),
-        "element_shape_mismatch": lambda: ta(size=2, element_shape=[3]).write(0, fw.ones(2)),
-        "dtype_mismatch": lambda: ta(size=2).write(0, fw.constant(1, fw.int32)),
-        "unstack_too_many": lambda: ta(size=2).unstack(fw.ones((3, 2))),
-        "concat_scalars": lambda: ta(size=2).write(0, 1.0).write(1, 2.0).concat(),
-        "size_missing": lambda: fw.TensorArray(fw.float32),
-    }[key]
-
-
 @pytest.mark.parametrize("key", [k for k in MESSAGES if k != "read_unwritten_unknown_shape"])
 def test_errors_give_tensorflows_messages(key):
     with pytest.raises((IndexError, ValueError, TypeError)) as error:
-        _misuse(key)()
+        misuses(fw)[key]()
     assert str(error.value) == MESSAGES[key]["message"]
 
 

@@ -16,6 +16,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+import tensor_array_misuses  # (this folder: the script's own)
+
 RESIZE = [  # (input shape, dtype, size, method, antialias, preserve_aspect_ratio)
     ((1, 4, 5, 2), "float32", (7, 9), "bilinear", False, False),
     ((2, 6, 7, 1), "float32", (3, 4), "bilinear", False, False),
@@ -135,23 +137,8 @@ def image_cases(rng):
 
 def messages():
     """TensorFlow's error message (type and text) for each misuse, by a name of ours."""
-    ta = lambda **kw: tf.TensorArray(tf.float32, **kw)  # noqa: E731
-    misuses = {
-        "write_past_size": lambda: ta(size=2).write(2, 1.0),
-        "write_negative": lambda: ta(size=2).write(-1, 1.0),
-        "read_past_size": lambda: ta(size=2).read(5),
-        "read_negative": lambda: ta(size=2).read(-1),
-        "read_twice": lambda: [t.read(0) for t in [ta(size=1).write(0, 1.0)] for _ in (0, 1)],
-        "read_unwritten_unknown_shape": lambda: ta(size=2).read(1),
-        "shape_mismatch": lambda: ta(size=2).write(0, tf.ones(3)).write(1, tf.ones(4)),
-        "element_shape_mismatch": lambda: ta(size=2, element_shape=[3]).write(0, tf.ones(2)),
-        "dtype_mismatch": lambda: ta(size=2).write(0, tf.constant(1, tf.int32)),
-        "unstack_too_many": lambda: ta(size=2).unstack(tf.ones((3, 2))),
-        "concat_scalars": lambda: ta(size=2).write(0, 1.0).write(1, 2.0).concat(),
-        "size_missing": lambda: tf.TensorArray(tf.float32),
-    }
     found = {}
-    for key, misuse in misuses.items():
+    for key, misuse in tensor_array_misuses.misuses(tf).items():
         try:
             misuse()
         except Exception as e:  # noqa: BLE001 - recording whatever TensorFlow raises

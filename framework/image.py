@@ -4,10 +4,12 @@ Every resize method of TensorFlow is linear in the pixels and separable: the out
 ``A_h @ image @ A_w^T`` for each image and channel, where ``A_h`` and ``A_w`` depend only on the
 sizes. So ``resize`` builds those interpolation matrices once per (method, sizes), with
 TensorFlow's kernels' own arithmetic (float32 sampling positions, half-pixel centres, the
-bicubic coefficient table, area overlaps, the scale-and-translate spans), and applies them as
-two ``einsum`` products: the gradient is the transposed products, exact at every order, and
-under ``fw.function`` the matrices are constants of the shapes, never of the values.
-``nearest`` gathers rows and columns instead and keeps the images' dtype; every other method
+bicubic coefficient table, area overlaps, the scale-and-translate spans), and applies them
+by their nonzeros ("taps": two per output for bilinear, four for bicubic, the overlapped cells
+for area): one gather and one multiply-add per tap and axis, framework ops whose gradients
+(scatter-adds of the weighted cotangent) are exact at every order. Under ``fw.function`` the
+taps are constants of the shapes, never of the values.
+``nearest`` takes one row and one column per output and keeps the images' dtype; every other method
 returns float32, as TensorFlow's.
 """
 import functools as _functools
@@ -22,7 +24,6 @@ from .dtypes import float32 as _float32
 from .dtypes import numpy_dtype as _numpy_dtype
 from .namespaces import suggest_close_names as _suggest_close_names
 from .ops import cast as _cast
-from .ops import einsum as _einsum
 from .ops import expand_dims as _expand_dims
 from .ops import floordiv as _floordiv
 from .ops import gather as _gather
@@ -191,6 +192,20 @@ def _matrix(method, antialias, n_in, n_out):
     return w
 
 
+@_functools.lru_cache(maxsize=256)
+def _taps(method, antialias, n_in, n_out):
+    """``_matrix`` as taps: (indices, weights), each (taps, n_out), row ``k`` the ``k``-th
+    nonzero of every output row (index 0 and weight 0 where a row has fewer)."""
+    matrix = _matrix(method, antialias, n_in, n_out)
+    count = max(1, int((matrix != 0).sum(axis=1).max()))
+    indices = _np.zeros((count, n_out), _np.int64)
+    weights = _np.zeros((count, n_out))
+    for i, row in enumerate(matrix):
+        nonzero = _np.flatnonzero(row)
+        indices[:len(nonzero), i], weights[:len(nonzero), i] = nonzero, row[nonzero]
+    return indices, weights
+
+
 # --- resize --------------------------------------------------------------------------------------
 _METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian",
             "mitchellcubic")
@@ -222,7 +237,22 @@ def _resized(images, height, width, method, antialias=False):
     dtype = images.dtype
     rows = _convert_to_tensor(_matrix(method, bool(antialias), images.shape[1], height), dtype)
     cols = _convert_to_tensor(_matrix(method, bool(antialias), images.shape[2], width), dtype)
-    return _einsum("pw,bowc->bopc", cols, _einsum("oh,bhwc->bowc", rows, images))
+    out = _interpolated(images, _taps(method, bool(antialias), images.shape[1], height), 1)
+    return _interpolated(out, _taps(method, bool(antialias), images.shape[2], width), 2)
+
+
+def _interpolated(images, taps, axis):
+    """The product of an interpolation matrix with ``images`` along ``axis``, tap by tap:
+    each output row is a few input rows (the matrix's nonzeros) times their weights, so the
+    work is the taps' count times the output, not a dense product."""
+    indices, weights = taps
+    shape = [-1] + [1] * (images.ndim - 1 - axis)
+    out = None
+    for index, weight in zip(indices, weights):
+        term = _gather(images, index, axis=axis) * _convert_to_tensor(
+            weight.reshape(shape), images.dtype)
+        out = term if out is None else out + term
+    return out
 
 
 def _nearest_resized(images, height, width):

@@ -216,7 +216,7 @@ def stage_kernels(out, dry_run, results, save):
     """Each kernel through its op or optimizer, on the GPU against the host (NumPy path)."""
     import numpy as np
     import framework as fw
-    from framework import kernels
+    from framework.tuning import kernels
     fw.set_backend("cupy")
     launched = set()
     build, build_rows = kernels._kernel, kernels._row_kernel
@@ -424,7 +424,8 @@ def stage_nccl(out, dry_run, results, save):
     and broadcast through them."""
     import numpy as np
     import framework as fw
-    from framework import backend, distributed
+    from framework import distributed
+    from framework.engine import backend
     fw.set_backend("cupy")
     cupy = backend.cupy_module()
     communicator = backend.nccl_communicator(1, backend.nccl_unique_id(), 0)

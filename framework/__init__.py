@@ -36,6 +36,9 @@ from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they 
 from .namespaces import suggest_close_names as _suggest_close_names
 from .printing import print  # noqa: A001 - tf.print
 from .version import __version__
+from . import image  # noqa: E402 - tf.image
+from .python_function import numpy_function, py_function  # noqa: E402
+from .tensor_array import TensorArray  # noqa: E402
 
 
 def to_device(tensor, device):
@@ -54,7 +57,8 @@ __all__ = sorted(set(_ops_all) | {
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
     "linalg", "math", "print", "TensorShape", "__version__", "dtypes", "nest"} | {
-    "Function", "TensorSpec", "cond", "function", "while_loop"})
+    "Function", "TensorSpec", "cond", "function", "while_loop"} | {
+    "TensorArray", "image", "numpy_function", "py_function"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
     _suggest_close_names(_module, _label)

@@ -233,7 +233,10 @@ def _compile(rec, steps, outputs):
         args = [render(a) for a in step.args]
         args += [f"{k}={render(v)}" for k, v in step.kwargs.items()]
         call = f"{glob(step.fn)}({', '.join(args)})"
-        if step.kind == "call":
+        if step.kind == "call" and step.result == "tensors":
+            targets = ", ".join(f"s{o[1]}" for o in step.outs)
+            lines.append(f"    {targets}, = [t._value for t in {call}]")
+        elif step.kind == "call":
             lhs = f"s{step.outs[0][1]} = " if step.outs else ""
             tail = "._value" if step.outs else ""
             lines.append(f"    {lhs}{call}{tail}")

@@ -42,8 +42,8 @@ class Step:
     ``kind``: "op" (a raw array function: args are array refs), "call" (a replayed framework
     function: args are tensors, variables and Python values), or "guard" (``fn`` is ``bool``
     or ``int``, ``expect`` the traced answer). ``unpack``: the function returns a sequence,
-    one entry per ``outs`` (None entries ignored); ``result`` says how a call's single output
-    is taken: "tensor" (its array), or None."""
+    one entry per ``outs`` (None entries ignored); ``result`` says how a call's output is
+    taken: "tensor" (its array), "tensors" (a list of tensors: their arrays), or None."""
 
     __slots__ = ("kind", "fn", "args", "kwargs", "outs", "unpack", "result", "expect")
 
@@ -235,6 +235,8 @@ class Tracer(Listener):
         step = Step("call", fn, refs, kwrefs)
         if isinstance(result, Tensor) and not isinstance(result, Variable):
             step.outs, step.result = [self.new_slot(result._value, result)], "tensor"
+        elif result.__class__ is list and result and all(t.__class__ is Tensor for t in result):
+            step.outs, step.result = [self.new_slot(t._value, t) for t in result], "tensors"
         self.steps.append(step)
         return result
 

@@ -216,8 +216,17 @@ CASES = {
     "hinge": lambda r: (fw.cast(_i(r, 3, 4, high=2), fw.float32), _f(r, 3, 4)),
     "squared_hinge": lambda r: (fw.cast(_i(r, 3, 4, high=2), fw.float32), _f(r, 3, 4)),
     "reduce_weighted": lambda r: (_f(r, 3, 4), _f(r, 3, 4, low=0.1)),
+    # Python functions, called on every call with its values
+    "numpy_function": lambda r: (np.sort, [_f(r, 5)], fw.float32),
+    "py_function": lambda r: (fw.sort, [_f(r, 5)], fw.float32),
     # image
     "resize": lambda r: (_f(r, 2, 4, 4, 3), [6, 5]),
+    "resize_with_pad": lambda r: (_f(r, 2, 4, 6, 3), 5, 5),
+    "flip_left_right": lambda r: (_f(r, 2, 4, 5, 3),),
+    "flip_up_down": lambda r: (_f(r, 2, 4, 5, 3),),
+    "per_image_standardization": lambda r: (_f(r, 2, 4, 5, 3),),
+    "stateless_random_flip_left_right": lambda r: (_f(r, 2, 4, 5, 3), _i(r, 2, high=1000)),
+    "stateless_random_flip_up_down": lambda r: (_f(r, 2, 4, 5, 3), _i(r, 2, high=1000)),
     "central_crop": lambda r: (_f(r, 6, 6, 3), 0.5),
     "convert_image_dtype": lambda r: (_f(r, 4, 4, 3, low=0.0) * 0.1, fw.uint8),
 }

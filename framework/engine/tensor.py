@@ -347,11 +347,38 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return value
     if hasattr(value, "__fw_tensor__"):  # IndexedSlices: its dense tensor
         return value.__fw_tensor__(dtype)
+    if value.__class__ in (list, tuple) and _holds_tensor(value):
+        return _packed(value, dtype)
     if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
         hint = numpy_dtype(dtype_hint)
         if not (hint.kind in "iub" and _has_float(value)):
             dtype = hint
     return wrap_constant(_to_array(value, numpy_dtype(dtype)))
+
+
+def _holds_tensor(value):
+    return any(isinstance(v, Tensor) or v.__class__ in (list, tuple) and _holds_tensor(v)
+               for v in value)
+
+
+def _packed(value, dtype):
+    """A list holding tensors, stacked by an op (TensorFlow's Pack), so a traced tensor in it
+    is read on every ``fw.function`` call; Python numbers take the tensors' dtype."""
+    from ..ops import cast, stack  # (ops are built on tensors)
+    like = numpy_dtype(dtype) if dtype is not None else next(
+        _leaf_dtypes(value), None)
+    parts = [convert_to_tensor(v, like) if not isinstance(v, Tensor) else v for v in value]
+    if dtype is not None:
+        parts = [p if p.dtype == like else cast(p, like) for p in parts]
+    return stack(parts)
+
+
+def _leaf_dtypes(value):
+    for v in value:
+        if isinstance(v, Tensor):
+            yield v.dtype
+        elif v.__class__ in (list, tuple):
+            yield from _leaf_dtypes(v)
 
 
 _scalars = {}

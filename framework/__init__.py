@@ -32,6 +32,7 @@ from .tensor import Tensor, TensorShape, Variable, constant, convert_to_tensor
 # TensorFlow's wider surface: the tf.math and tf.linalg namespaces, the version, and an
 # unknown name's AttributeError that suggests the closest existing ones
 from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they re-export
+from . import keras  # noqa: E402 - tf.keras: views over layers/ and optimizers/, reached lazily
 from .namespaces import suggest_close_names as _suggest_close_names
 from .printing import print  # noqa: A001 - tf.print
 from .version import __version__
@@ -52,7 +53,7 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "print", "TensorShape", "__version__"} | {
+    "linalg", "math", "print", "TensorShape", "__version__", "keras"} | {
     "Function", "TensorSpec", "cond", "function", "while_loop"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):

@@ -20,11 +20,12 @@ import weakref
 
 import framework as fw
 from framework import backend, nest
+from framework.keras import backend as keras_backend
 from framework.module import Module, changed, structure_version
 from framework.registry import Registry
 from framework.tensor import Tensor, Variable
 
-from . import initializers, regularizers
+from . import constraints, initializers, regularizers
 from .node import is_symbolic, symbolic_call
 from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
@@ -71,7 +72,7 @@ class Layer(Module):
         if name is None:
             name = unique_name(snake_case(type(self).__name__))
         super().__init__(name=name)
-        self.dtype = fw.dtypes.numpy_dtype(dtype) or fw.float32.dtype
+        self.dtype = fw.dtypes.numpy_dtype(dtype or keras_backend.floatx())  # (Keras's floatx)
         self.built = False
         self._trainable = bool(trainable)
         self.activity_regularizer = regularizers.get(activity_regularizer)
@@ -208,13 +209,15 @@ class Layer(Module):
 
     # --- weights --------------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None):
+                   regularizer=None, constraint=None):
         """Create a variable owned by this layer: ``.name`` is ``name``, ``.path``
         ``<layer path>/<name>`` (Keras 3's).
 
         ``initializer`` is an initializer, its name or a callable ``(shape, dtype)``; it
         defaults to ``glorot_uniform`` for floating weights and ``zeros`` for the others.
-        ``regularizer`` (a regularizer or its name) adds its penalty to ``losses``.
+        ``regularizer`` (a regularizer or its name) adds its penalty to ``losses``;
+        ``constraint`` (a constraint or its name) projects the variable after each optimizer
+        update.
         """
         dtype = fw.dtypes.numpy_dtype(dtype) or self.dtype
         shape = () if shape is None else tuple(shape)
@@ -231,7 +234,7 @@ class Layer(Module):
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         value = initializers.get(initializer)(shape, dtype=dtype)
         variable = Variable(value, trainable=trainable and self._trainable, name=name,
-                            dtype=dtype)
+                            dtype=dtype, constraint=constraints.get(constraint))
         variable.path = f"{scope_path(self)}/{name}"
         if trainable and not self._trainable:
             self._frozen.append(variable)

@@ -110,8 +110,10 @@ def test_set_epsilon_and_clear_session():
         assert keras.backend.epsilon() == 1e-5
     finally:
         keras.backend.set_epsilon(1e-7)
+    keras.mixed_precision.set_global_policy("mixed_float16")
     keras.backend.clear_session()
     assert layers.Dense(1).name == "dense" and layers.Dense(1).name == "dense_1"
+    assert keras.mixed_precision.global_policy().name == "float32"  # (Keras 3 resets it too)
 
 
 def test_set_random_seed_repeats_every_generator():

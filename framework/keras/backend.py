@@ -50,10 +50,13 @@ def set_epsilon(value):
 def clear_session(free_memory=True):
     """Forget Keras's global state: layer names start again at ``dense``, ``dense_1``... (the
     layers' own counters, reset only if the layers package is loaded: the engine never imports
-    it)."""
+    it) and the global dtype policy is floatx's again (floatx and epsilon stay, as in Keras)."""
     scope = sys.modules.get("layers.scope")
     if scope is not None:
         scope.reset_names()
+    mixed_precision = sys.modules.get("framework.keras.mixed_precision")
+    if mixed_precision is not None:
+        mixed_precision.set_global_policy(None)
 
 
 # --- random draws: fw.random's, in floatx by default ---------------------------------------------

@@ -61,8 +61,10 @@ def test_the_views_hold_the_packages_own_objects():
     assert keras.regularizers.L2 is layers.regularizers.L2
     assert keras.activations.relu is layers.activations.relu
     from framework.keras.layers import Dense
+    from framework.keras.optimizers.schedules import ExponentialDecay
     import framework.keras.backend as K
     assert Dense is layers.Dense and K is keras.backend
+    assert ExponentialDecay is optimizers.schedules.ExponentialDecay
     assert "Dense" in dir(keras.layers) and "backend" in dir(keras)
 
 

@@ -135,3 +135,21 @@ def test_the_optimizer_config_round_trips_and_bad_arguments_are_one_line():
     assert keras.mixed_precision.global_policy().name == "float32"
     with pytest.raises(AttributeError, match="did you mean fw.keras.mixed_precision.Policy"):
         keras.mixed_precision.Polcy
+
+
+@pytest.mark.parametrize("make, x", [
+    (lambda: keras.layers.BatchNormalization(), np.random.default_rng(0).random((4, 3))),
+    (lambda: keras.layers.LayerNormalization(), np.random.default_rng(1).random((4, 3))),
+    (lambda: keras.layers.Conv2D(2, 3), np.ones((2, 4, 4, 3))),
+    (lambda: keras.layers.Embedding(5, 3), np.array([[1, 2]]))],
+    ids=["BatchNormalization", "LayerNormalization", "Conv2D", "Embedding"])
+def test_layers_with_weights_run_mixed_with_float32_variables_and_gradients(mixed, make, x):
+    layer = make()
+    with fw.GradientTape() as tape:
+        y = layer(x, training=True)
+        loss = fw.reduce_sum(fw.cast(y, "float32"))
+    grads = tape.gradient(loss, layer.trainable_variables)
+    assert y.dtype == fw.float16 and layer.compute_dtype == "float16"
+    assert all(v.dtype == fw.float32 for v in layer.variables)
+    assert grads and all(g is not None and fw.convert_to_tensor(g).dtype == fw.float32
+                         for g in grads)

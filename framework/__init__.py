@@ -33,6 +33,7 @@ from .engine.tensor import Tensor, TensorShape, Variable, constant, convert_to_t
 # TensorFlow's wider surface: the tf.math and tf.linalg namespaces, the version, and an
 # unknown name's AttributeError that suggests the closest existing ones
 from . import linalg, math  # noqa: E402 - after nn and ops, whose objects they re-export
+from . import keras  # noqa: E402 - tf.keras: views over layers/ and optimizers/, reached lazily
 from .namespaces import suggest_close_names as _suggest_close_names
 from .printing import print  # noqa: A001 - tf.print
 from .version import __version__
@@ -56,7 +57,7 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "print", "TensorShape", "__version__", "dtypes", "nest"} | {
+    "linalg", "math", "print", "TensorShape", "__version__", "dtypes", "nest", "keras"} | {
     "Function", "TensorSpec", "cond", "function", "while_loop"} | {
     "TensorArray", "image", "numpy_function", "py_function"})
 

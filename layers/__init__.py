@@ -8,7 +8,7 @@
 ``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
 by Keras's names.
 """
-from . import activations, initializers, regularizers
+from . import activations, constraints, initializers, regularizers
 from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
@@ -25,7 +25,7 @@ from .normalization import BatchNormalization, LayerNormalization
 
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
            "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
-           "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers",
+           "ReLU", "Sequential", "Softmax", "activations", "constraints", "initializers", "regularizers",
            "AveragePooling1D", "AveragePooling2D", "Conv1D", "Conv2D", "Conv2DTranspose",
            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
            "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape"]

@@ -20,11 +20,12 @@ import weakref
 
 import framework as fw
 from framework.engine import backend, nest
+from framework.keras import mixed_precision
 from framework.module import Module, changed, structure_version
 from framework.registry import Registry
 from framework.engine.tensor import Tensor, Variable
 
-from . import initializers, regularizers
+from . import constraints, initializers, regularizers
 from .node import is_symbolic, symbolic_call
 from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
@@ -57,7 +58,7 @@ class Layer(Module):
     _call_takes_training = False
     # Class defaults, so that a subclass that forgot super().__init__() gets an error saying so.
     built = False
-    dtype = fw.float32.dtype  # (NumPy's: what the layer's arrays carry)
+    dtype = _variable_dtype = fw.float32.dtype  # (NumPy's: what the layer computes and keeps)
     activity_regularizer = None
     _losses = _weight_regularizers = ()
     # Bookkeeping attributes whose variables or layers are accounted for elsewhere.
@@ -71,7 +72,9 @@ class Layer(Module):
         if name is None:
             name = unique_name(snake_case(type(self).__name__))
         super().__init__(name=name)
-        self.dtype = fw.dtypes.numpy_dtype(dtype) or fw.float32.dtype
+        self._dtype_policy = mixed_precision.as_policy(dtype)  # (floatx, or the global policy)
+        self.dtype = fw.dtypes.numpy_dtype(self._dtype_policy.compute_dtype)
+        self._variable_dtype = fw.dtypes.numpy_dtype(self._dtype_policy.variable_dtype)
         self.built = False
         self._trainable = bool(trainable)
         self.activity_regularizer = regularizers.get(activity_regularizer)
@@ -81,6 +84,20 @@ class Layer(Module):
         self._frozen = []  # variables this layer made non-trainable, to restore on unfreeze
         self._build_input_shape = None
         self._declared_input_shape = None if input_shape is None else (None, *input_shape)
+
+    @property
+    def dtype_policy(self):
+        """Keras's policy: ``compute_dtype`` for the computations, ``variable_dtype`` for the
+        weights (``mixed_float16``: float16 over float32)."""
+        return self._dtype_policy
+
+    @property
+    def compute_dtype(self):
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self._dtype_policy.variable_dtype
 
     @staticmethod
     def _check_name(name):
@@ -137,13 +154,30 @@ class Layer(Module):
             else:
                 if training is not None and self._call_takes_training:
                     kwargs["training"] = training
-                outputs = (self.call(inputs, *args, **kwargs) if args or kwargs
-                           else self.call(inputs))
+                if self._variable_dtype is not self.dtype:
+                    outputs = self._call_mixed(inputs, args, kwargs)
+                else:
+                    outputs = (self.call(inputs, *args, **kwargs) if args or kwargs
+                               else self.call(inputs))
         finally:
             frames.pop()
         if self.activity_regularizer is not None:
             self._regularize_activity(outputs)
         return outputs
+
+    def _call_mixed(self, inputs, args, kwargs):
+        """``call`` under a mixed policy: the trainable float weights are read as casts to the
+        compute dtype (recorded ops, so their gradients reach the float32 variables), as
+        Keras's autocast scope reads them; the attributes hold the variables again after."""
+        own = {id(v) for v in self._own_weights}
+        saved = {name: value for name, value in vars(self).items()
+                 if id(value) in own and value.trainable
+                 and value._value.dtype is self._variable_dtype}
+        self.__dict__.update({name: fw.cast(value, self.dtype) for name, value in saved.items()})
+        try:  # (not setattr: the swap is no change of what the layer tracks)
+            return self.call(inputs, *args, **kwargs)
+        finally:
+            self.__dict__.update(saved)
 
     def _autocast(self, inputs):
         """Arrays become tensors and floating inputs take the layer's dtype, as in Keras."""
@@ -162,10 +196,10 @@ class Layer(Module):
         shape = _shape_of(inputs)
         if type(self).build is not Layer.build:
             self.build(shape)
-        if training is None or not self._call_takes_training:
-            outputs = self.call(inputs, *args, **kwargs)
-        else:
-            outputs = self.call(inputs, *args, training=training, **kwargs)
+        if training is not None and self._call_takes_training:
+            kwargs = dict(kwargs, training=training)
+        outputs = (self._call_mixed(inputs, args, kwargs) if self._variable_dtype is not self.dtype
+                   else self.call(inputs, *args, **kwargs))
         self._build_input_shape = shape
         self.built = True
         return outputs
@@ -197,7 +231,8 @@ class Layer(Module):
     def get_config(self):
         """Keras's config: the constructor arguments that rebuild this layer with
         ``from_config`` (its weights are not part of it)."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self._dtype_policy.name}
         if self.activity_regularizer is not None:
             config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         return config
@@ -208,15 +243,17 @@ class Layer(Module):
 
     # --- weights --------------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None):
+                   regularizer=None, constraint=None):
         """Create a variable owned by this layer: ``.name`` is ``name``, ``.path``
         ``<layer path>/<name>`` (Keras 3's).
 
         ``initializer`` is an initializer, its name or a callable ``(shape, dtype)``; it
         defaults to ``glorot_uniform`` for floating weights and ``zeros`` for the others.
-        ``regularizer`` (a regularizer or its name) adds its penalty to ``losses``.
+        ``regularizer`` (a regularizer or its name) adds its penalty to ``losses``;
+        ``constraint`` (a constraint or its name) projects the variable after each optimizer
+        update.
         """
-        dtype = fw.dtypes.numpy_dtype(dtype) or self.dtype
+        dtype = fw.dtypes.numpy_dtype(dtype) or self._variable_dtype
         shape = () if shape is None else tuple(shape)
         if any(d is None for d in shape):
             raise ValueError(f"layer '{self.name}': weight '{name}' needs a fully known shape, "
@@ -231,7 +268,7 @@ class Layer(Module):
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         value = initializers.get(initializer)(shape, dtype=dtype)
         variable = Variable(value, trainable=trainable and self._trainable, name=name,
-                            dtype=dtype)
+                            dtype=dtype, constraint=constraints.get(constraint))
         variable.path = f"{scope_path(self)}/{name}"
         if trainable and not self._trainable:
             self._frozen.append(variable)

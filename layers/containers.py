@@ -4,6 +4,7 @@ from framework.module import tracked_items
 from .base import LAYERS, Layer
 from .core import Dense, Flatten
 from .model import Model
+from .model_config import sequential_config, sequential_from_config
 from .node import KerasTensor
 
 
@@ -67,6 +68,13 @@ class Sequential(Model):
         for layer in self._layers:  # (without training: each takes this one's, see scope)
             inputs = layer(inputs) if training is None else layer(inputs, training=training)
         return inputs
+
+    def get_config(self):
+        return sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return sequential_from_config(cls, config, custom_objects)
 
     def compute_output_shape(self, input_shape):
         for layer in self._layers:

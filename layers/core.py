@@ -7,7 +7,7 @@ from framework.engine import backend
 from framework.engine.tensor import wrap
 from framework.tracing.hooks import replayed
 
-from . import activations, initializers, regularizers
+from . import activations, constraints, initializers, regularizers
 from .base import LAYERS, Layer, serialized
 
 
@@ -17,11 +17,11 @@ _RELUS = (activations.relu, fw.nn.relu)
 class KernelLayer(Layer):
     """A layer with a kernel and an optional bias (``Dense``, ``Conv2D``): Keras's arguments
     for them (the activation, ``use_bias``, the initializers and regularizers), the two
-    weights and their config."""
+    weights and their config. The constraints are applied by an optimizer after each update."""
 
     def __init__(self, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -29,6 +29,8 @@ class KernelLayer(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.kernel = None
         self.bias = None
 
@@ -36,10 +38,12 @@ class KernelLayer(Layer):
         """The kernel, and when ``use_bias`` a bias for the ``outputs`` (default: the kernel's
         last dimension)."""
         self.kernel = self.add_weight("kernel", kernel_shape, self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (outputs or kernel_shape[-1],),
-                                        self.bias_initializer, regularizer=self.bias_regularizer)
+                                        self.bias_initializer, regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
 
     def get_config(self):
         return {**super().get_config(),
@@ -49,7 +53,9 @@ class KernelLayer(Layer):
                                                  self.kernel_initializer),
                 "bias_initializer": serialized(initializers.INITIALIZERS, self.bias_initializer),
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer)}
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 @LAYERS.register
@@ -155,6 +161,7 @@ class Dropout(Layer):
             raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
+        self.seed = seed
         self._generator = None if seed is None else fw.random.generator(seed)
 
     def call(self, inputs, training=None):
@@ -170,6 +177,10 @@ class Dropout(Layer):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
+                "seed": self.seed}
 
 
 @replayed  # a traced fw.function draws a fresh mask on every call

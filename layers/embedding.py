@@ -5,7 +5,7 @@ sparse one, proportional to the rows looked up, where the framework gives it).
 """
 import framework as fw
 
-from . import initializers, regularizers
+from . import constraints, initializers, regularizers
 from .base import LAYERS, Layer, serialized
 
 __all__ = ["Embedding"]
@@ -28,19 +28,22 @@ class Embedding(Layer):
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
-                 embeddings_regularizer=None, mask_zero=False, **kwargs):
+                 embeddings_regularizer=None, mask_zero=False, embeddings_constraint=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.input_dim = _positive_int(input_dim, "input_dim")
         self.output_dim = _positive_int(output_dim, "output_dim")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.mask_zero = bool(mask_zero)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.embeddings = None
 
     def build(self, input_shape=None):
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
                                           self.embeddings_initializer,
-                                          regularizer=self.embeddings_regularizer)
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
 
     def _autocast(self, inputs):
         """Indices are not cast to the layer's float dtype: they become int32 if they are not
@@ -72,4 +75,5 @@ class Embedding(Layer):
                 "embeddings_initializer": serialized(initializers.INITIALIZERS,
                                                      self.embeddings_initializer),
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
-                "mask_zero": self.mask_zero}
+                "mask_zero": self.mask_zero,
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint)}

@@ -12,6 +12,7 @@ from framework.module import tracked_items
 
 from .base import LAYERS, Layer
 from .model import Model
+from .model_config import functional_config, functional_from_config
 from .node import KerasTensor, Node, as_array
 
 __all__ = ["Functional", "Input", "InputLayer"]
@@ -24,8 +25,12 @@ class InputLayer(Layer):
     is_input_layer = True
 
     def __init__(self, shape=None, batch_size=None, dtype=None, batch_shape=None, name=None,
-                 **kwargs):
+                 input_shape=None, batch_input_shape=None, **kwargs):
+        """``input_shape`` and ``batch_input_shape`` are Keras 2's names for ``shape`` and
+        ``batch_shape``, which Keras 3 still takes."""
         super().__init__(name=name, dtype=dtype, **kwargs)
+        shape = input_shape if shape is None else shape
+        batch_shape = batch_input_shape if batch_shape is None else batch_shape
         if batch_shape is None:
             if shape is None:
                 raise ValueError("Input: give shape (without the batch axis) or batch_shape")
@@ -204,6 +209,13 @@ class Functional(Model):
                 raise ValueError(f"Model '{self.name}': input '{symbolic.name}' expects shape "
                                  f"{symbolic.shape}, got {tuple(shape)}")
         return flat
+
+    def get_config(self):
+        return functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        return functional_from_config(cls, config, custom_objects)
 
     def compute_output_shape(self, input_shape):
         shapes = [t.shape for t in self.outputs]

@@ -11,18 +11,20 @@ import numpy as np
 from framework.engine import nest
 
 from .base import Layer
+from .model_access import ModelAccess
 
 __all__ = ["Model"]
 
 
-class Model(Layer):
+class Model(ModelAccess, Layer):
     """A whole model: a ``Layer`` with the same tracking, plus ``layers`` and ``predict``."""
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
-            from .functional import Functional  # (functional builds on this module)
-            return object.__new__(Functional)
-        return object.__new__(cls)
+        from .containers import Sequential  # (both build on this module)
+        from .functional import Functional
+        if issubclass(cls, (Functional, Sequential)) or not _functional_arguments(args, kwargs):
+            return object.__new__(cls)
+        return object.__new__(Functional if cls is Model else _functional_subclass(cls))
 
     @property
     def layers(self):
@@ -54,6 +56,28 @@ class Model(Layer):
                   file=sys.stdout)
         stacked = [np.concatenate(parts) for parts in zip(*flat_outputs)]
         return nest.pack_sequence_as(structure, stacked)
+
+
+def _functional_arguments(args, kwargs):
+    """Whether a model is made from ``(inputs, outputs)``, by position or keyword (Keras's
+    rule)."""
+    return len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or (
+        "inputs" in kwargs and "outputs" in kwargs)
+
+
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_subclass(cls):
+    """``class CustomModel(Model)`` made from ``(inputs, outputs)``: ``CustomModel`` with the
+    functional model under it (Keras puts ``Functional`` among its bases), so its own methods
+    (``train_step``...) come first and ``isinstance(model, CustomModel)`` holds."""
+    if cls not in _FUNCTIONAL_SUBCLASSES:
+        from .functional import Functional
+        _FUNCTIONAL_SUBCLASSES[cls] = type(cls.__name__, (cls, Functional),
+                                           {"__module__": cls.__module__,
+                                            "__qualname__": cls.__qualname__})
+    return _FUNCTIONAL_SUBCLASSES[cls]
 
 
 def _batches(x, batch_size, steps):

@@ -33,6 +33,12 @@ def unique_name(base):
     return base if count == 0 else f"{base}_{count}"
 
 
+def reset_names():
+    """Start the auto names afresh (``keras.backend.clear_session``)."""
+    with _name_lock:
+        _name_counts.clear()
+
+
 def snake_case(name):
     """Keras's layer-name form of a class name: ``MyModel`` -> ``my_model``."""
     name = re.sub(r"\W+", "", name)

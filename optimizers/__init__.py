@@ -14,11 +14,12 @@ from .adamax import Adamax
 from .base import OPTIMIZERS, Optimizer
 from .ftrl import Ftrl
 from .lion import Lion
+from .loss_scale import LossScaleOptimizer
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["OPTIMIZERS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lion",
+__all__ = ["OPTIMIZERS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lion", "LossScaleOptimizer",
            "Nadam", "Optimizer", "RMSprop", "get", "schedules"]
 
 

@@ -236,6 +236,7 @@ class Optimizer(KerasCommon):
             self._update_averages(plan, applied)
         counter._value[()] = calls + 1
         mark_updated(plan.updated)
+        _constrain(variables)
         return counter
 
     def _apply(self, plan, grads, learning_rate, step):
@@ -421,3 +422,10 @@ def _squared_norm(g):
 
 def _norm(g):
     return math.sqrt(_squared_norm(g))
+
+
+def _constrain(variables):
+    """Keras's last step of an update: each variable with a ``constraint`` takes its value."""
+    for variable in variables:
+        if variable.constraint is not None:
+            variable.assign(variable.constraint(variable))

@@ -158,10 +158,15 @@ class Variable(Tensor):
     ``trainable`` variables read inside a recording tape are watched automatically.
     """
 
-    __slots__ = ("_trainable", "name", "path", "_version", "_uid")
+    __slots__ = ("_trainable", "name", "path", "_version", "_uid", "constraint")
     _next_uid = itertools.count()
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None, constraint=None):
+        """``constraint``: a function of the variable giving its new value, which an optimizer
+        assigns after each of its updates (Keras's weight constraints)."""
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"The `constraint` argument must be a callable, got "
+                             f"{constraint!r:.80} (variable '{name or 'Variable'}')")
         if callable(initial_value):
             initial_value = initial_value()
         value = _to_array(initial_value, numpy_dtype(dtype))
@@ -175,6 +180,7 @@ class Variable(Tensor):
         self.path = "".join(state.__dict__.get("name_scopes", ())[-1:]) + self.name
         self._version = 0
         self._uid = next(Variable._next_uid)
+        self.constraint = constraint
 
     @property
     def trainable(self):

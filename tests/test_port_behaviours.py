@@ -1,0 +1,130 @@
+"""TensorFlow behaviours that ports from TF2 programs rely on, replayed from
+``reference/ports_reference.json`` (recorded by ``reference/make_ports_reference.py`` with
+TensorFlow 2.21 and Keras 3): true division of integers, ``zeros``/``ones`` with a positional
+dtype, a functional CNN on unknown spatial sizes, exact gradients of products at zeros, and the
+names of variables created inside name scopes."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import framework as fw
+import layers
+from framework.test import check_gradients
+from reference import replay
+
+with open(os.path.join(os.path.dirname(__file__), "reference", "ports_reference.json")) as _f:
+    REFERENCE = json.load(_f)
+
+LEFT, RIGHT = [3, 4, 100], [2, 8, 5]
+
+
+def _matches(fn, want):
+    """``fn()`` gives the recorded tensor (dtype, shape, values), or raises where TF raised."""
+    if "raises" in want:
+        with pytest.raises(TypeError if want["raises"] == "TypeError" else ValueError):
+            fn()
+        return
+    out = fn()
+    assert (out.dtype.name, list(out.shape)) == (want["dtype"], want["shape"])
+    np.testing.assert_allclose(out.numpy(), want["value"], rtol=1e-6)
+
+
+# --- true division -------------------------------------------------------------------------------
+def _operand(kind, values, dtype):
+    if kind == "tensor":
+        return fw.constant(np.array(values, dtype))
+    if kind == "int32_tensor":
+        return fw.constant(values)
+    if kind == "int":
+        return values[0]
+    if kind == "float":
+        return 2.5
+    if kind == "numpy":
+        return np.array(values, dtype)
+    if kind == "numpy_int64":
+        return np.array(values, np.int64)
+    return list(values)
+
+
+def _divide(op, x, y):
+    return x / y if op == "operator" else replay.resolve(fw, op)(x, y)
+
+
+DIVISIONS = REFERENCE["divide"]
+
+
+@pytest.mark.parametrize("case", DIVISIONS, ids=[
+    f"{c['op']}-{c.get('input_dtype', 'python')}-{c.get('left', '')}-{c.get('right', '')}"
+    for c in DIVISIONS])
+def test_true_division_has_tensorflows_dtype(case):
+    if "python" in case:
+        x, y = case["python"]
+    else:
+        x = _operand(case["left"], LEFT, case["input_dtype"])
+        y = _operand(case["right"], RIGHT, case["input_dtype"])
+    _matches(lambda: _divide(case["op"], x, y), case)
+
+
+def test_every_integer_dtype_is_recorded_with_tensorflows_rule():
+    """Float32 for 8- and 16-bit integers, float64 for the wider ones, in every recorded form."""
+    integers = [c for c in DIVISIONS if "raises" not in c
+                and np.dtype(c.get("input_dtype", "float32")).kind in "iu"]
+    assert {c["input_dtype"] for c in integers} == {
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    for case in integers:
+        narrow = np.dtype(case["input_dtype"]).itemsize <= 2
+        assert case["dtype"] == ("float32" if narrow else "float64")
+
+
+def test_uint8_images_over_255_feed_a_float32_dense():
+    ref = REFERENCE["uint8_dense"]
+    images = fw.constant(np.array(ref["images"], np.uint8))
+    scaled = images / 255
+    assert scaled.dtype.name == ref["scaled_dtype"] == "float32"
+    dense = layers.Dense(3)
+    dense.build((None, 6))
+    dense.set_weights([np.array(ref["kernel"], np.float32), np.array(ref["bias"], np.float32)])
+    out = dense(scaled)
+    assert out.dtype.name == ref["output_dtype"]
+    np.testing.assert_allclose(out.numpy(), ref["output"], rtol=1e-5, atol=1e-6)
+
+
+def test_integer_division_under_function_follows_its_inputs():
+    divide = fw.function(lambda x, y: x / y)
+    first = divide(fw.constant(np.array([3, 4], np.uint8)), fw.constant(np.array([2, 8],
+                                                                                  np.uint8)))
+    second = divide(fw.constant(np.array([9, 1], np.uint8)), fw.constant(np.array([4, 5],
+                                                                                   np.uint8)))
+    assert first.dtype == second.dtype == fw.float32
+    np.testing.assert_allclose(second.numpy(), [2.25, 0.2], rtol=1e-6)
+
+
+def test_bool_division_is_refused_in_one_line():
+    flags = fw.constant([True, False])
+    with pytest.raises(TypeError, match=r"^divide: expected a numeric tensor, got bool"):
+        flags / flags
+
+
+# --- zeros / ones with a positional dtype -------------------------------------------------------
+CREATION = REFERENCE["creation"]
+SUPPORTED = [c for c in CREATION if c.get("dtype") != "string"]
+
+
+@pytest.mark.parametrize("case", SUPPORTED, ids=[f"{c['fn']}{c['args']}" for c in SUPPORTED])
+def test_zeros_and_ones_read_the_second_argument_as_tensorflow_does(case):
+    _matches(lambda: getattr(fw, case["fn"])(*case["args"]), case)
+
+
+def test_a_string_dtype_is_refused_naming_the_function():
+    assert [c["args"] for c in CREATION if c.get("dtype") == "string"] == [[[2], 7]]
+    with pytest.raises(TypeError, match=r"^zeros: cannot interpret 7 as a dtype"):
+        fw.zeros([2], 7)
+
+
+def test_the_dtype_enum_reaches_every_dtype_argument_as_in_tensorflow():
+    assert fw.cast(fw.constant([1, 2]), 1).dtype == fw.float32
+    assert fw.constant(1, 2).dtype == fw.float64
+    assert fw.as_dtype(9) == fw.int64
+    assert fw.zeros([2], "double").dtype == fw.float64

@@ -128,3 +128,94 @@ def test_the_dtype_enum_reaches_every_dtype_argument_as_in_tensorflow():
     assert fw.constant(1, 2).dtype == fw.float64
     assert fw.as_dtype(9) == fw.int64
     assert fw.zeros([2], "double").dtype == fw.float64
+
+
+# --- exact gradients of products at zeros --------------------------------------------------------
+PRODUCTS = REFERENCE["products"]
+PRODUCT_IDS = [f"{c['op']}-{c['point']}-" + ",".join(f"{k}={v}" for k, v in c["kwargs"].items())
+               for c in PRODUCTS]
+
+
+def _product(case):
+    op = fw.math.cumprod if case["op"] == "cumprod" else fw.reduce_prod
+    return lambda t: op(t, **case["kwargs"])
+
+
+def _gradients(fn, case):
+    """``fn(x)``, the gradient of ``sum(w * fn(x))`` and that of ``sum(v * gradient)``, for the
+    recorded input, weights ``w`` and directions ``v``."""
+    x = fw.constant(np.array(case["input"]))
+    with fw.GradientTape() as outer:
+        outer.watch(x)
+        with fw.GradientTape() as inner:
+            inner.watch(x)
+            y = fn(x)
+            total = fw.reduce_sum(y * fw.constant(np.array(case["weights"])))
+        grad = inner.gradient(total, x)
+        second = fw.reduce_sum(grad * fw.constant(np.array(case["directions"])))
+    return y.numpy(), grad.numpy(), outer.gradient(second, x).numpy()
+
+
+@pytest.mark.parametrize("case", PRODUCTS, ids=PRODUCT_IDS)
+def test_products_are_differentiable_exactly_at_zeros(case):
+    """Finite differences at orders 1 and 2 (float64), zeros among the inputs or not."""
+    check_gradients(_product(case), fw.constant(np.array(case["input"])), order=2)
+
+
+@pytest.mark.parametrize("case", PRODUCTS, ids=PRODUCT_IDS)
+def test_products_match_tensorflow_wherever_its_division_is_exact(case):
+    """TensorFlow's gradients divide by the input with ``div_no_nan``: exact with no zero among
+    the inputs, where every value is compared; with zeros, its first-order ``reduce_prod``
+    gradient (two exclusive cumprods) is exact too, and elsewhere the values at nonzero inputs
+    are (a zero input gets TensorFlow's 0, and the exact value here)."""
+    output, grad, grad2 = _gradients(_product(case), case)
+    np.testing.assert_allclose(output, case["output"], rtol=1e-12)
+    x = np.array(case["input"])
+    exact = np.ones(x.shape, bool) if case["point"] == "no_zeros" else x != 0
+    tf_grad, tf_grad2 = np.array(case["grad"]), np.array(case["grad2"])
+    if case["op"] == "reduce_prod":  # first order exact everywhere, second at nonzero inputs
+        np.testing.assert_allclose(grad, tf_grad, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grad2[exact], tf_grad2[exact], rtol=1e-12, atol=1e-12)
+        assert np.all(tf_grad2[~exact] == 0)
+    else:  # first order exact at nonzero inputs, second with no zero at all
+        np.testing.assert_allclose(grad[exact], tf_grad[exact], rtol=1e-12, atol=1e-12)
+        assert np.all(tf_grad[~exact] == 0)
+        if case["point"] == "no_zeros":
+            np.testing.assert_allclose(grad2, tf_grad2, rtol=1e-12, atol=1e-12)
+
+
+def test_cumprod_at_a_zero_has_the_closed_form_gradient():
+    """d/dx1 of sum(w * cumprod([2, x1, 3, 4])) at x1 = 0: 2*w1 + 2*3*w2 + 2*3*4*w3."""
+    x = fw.constant([2.0, 0.0, 3.0, 4.0], fw.float64)
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        total = fw.reduce_sum(fw.math.cumprod(x) * fw.constant([1.0, 2.0, 3.0, 4.0],
+                                                                fw.float64))
+    np.testing.assert_allclose(tape.gradient(total, x).numpy(), [1.0, 118.0, 0.0, 0.0])
+
+
+def test_product_gradients_under_function_follow_new_inputs():
+    @fw.function
+    def second_derivative(x):
+        with fw.GradientTape() as outer:
+            outer.watch(x)
+            with fw.GradientTape() as inner:
+                inner.watch(x)
+                y = fw.reduce_sum(fw.math.cumprod(x, reverse=True)) + fw.reduce_prod(x)
+            g = inner.gradient(y, x)
+            s = fw.reduce_sum(g)
+        return g, outer.gradient(s, x)
+
+    second_derivative(fw.constant([1.0, 2.0, 3.0], fw.float64))
+    x = fw.constant([2.0, 0.0, 5.0], fw.float64)
+    traced = second_derivative(x)
+    with fw.GradientTape() as outer:
+        outer.watch(x)
+        with fw.GradientTape() as inner:
+            inner.watch(x)
+            y = fw.reduce_sum(fw.math.cumprod(x, reverse=True)) + fw.reduce_prod(x)
+        g = inner.gradient(y, x)
+        s = fw.reduce_sum(g)
+    for got, want in zip(traced, (g, outer.gradient(s, x))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert traced[0].numpy()[1] != 0  # the exact gradient at the zero

@@ -2,9 +2,12 @@
 ``exclusive`` and ``reverse`` included.
 
 The axis is kept counted from the end, so a cotangent with a Jacobian's extra leading axes runs
-through the same VJP. The adjoint of a cumulative sum is the cumulative sum the other way round;
-a cumulative product's VJP divides by the input, as TensorFlow's does (so it is undefined where
-an input is exactly 0).
+through the same VJP. The adjoint of a cumulative sum is the cumulative sum the other way round.
+A cumulative product's VJP never divides by the input: each element's gradient is the product
+of the elements before it times a running sum of the cotangent weighted by the products after
+it (a linear recurrence, solved by doubling with shifts and products), so it is exact where
+inputs are 0, at every order. (TensorFlow divides, with ``div_no_nan``: its gradient is 0 at a
+zero input, and its second derivatives of ``cumprod`` and ``reduce_prod`` are 0 there too.)
 """
 from .. import backend
 from ..primitive import define
@@ -40,8 +43,42 @@ _cumsum = define("cumsum", lambda x, axis, exclusive, reverse: _scan_forward(
     x, axis, exclusive, reverse, False), _cumsum_vjp)
 
 
+def _shift(t, axis, toward_start, by=1):
+    """``t`` moved ``by`` places along ``axis`` (negative), zeros filling in: element ``i``
+    becomes ``t[i + by]`` when ``toward_start``, else ``t[i - by]``."""
+    from .array import pad
+    from .shape import getitem
+    if not t.shape[axis]:
+        return t  # an empty axis: nothing to move
+    kept = (slice(None),) * (-axis - 1)
+    part = getitem(t, (Ellipsis, slice(by, None) if toward_start else slice(None, -by), *kept))
+    widths = [[0, 0]] * t.ndim
+    widths[t.ndim + axis] = [0, by] if toward_start else [by, 0]
+    return pad(part, widths)
+
+
+def _next_linear(a, b, axis, toward_start):
+    """``r`` with ``r[i] = b[i] + a[i] * r[j]``, ``j = i + 1`` when ``toward_start`` (else
+    ``i - 1``) and ``r`` 0 past the end, by doubling: ``log2(n)`` rounds of shifts, products
+    and sums, differentiable as they are."""
+    n, by = b.shape[axis], 1
+    while by < n:
+        b = b + a * _shift(b, axis, toward_start, by)
+        if by * 2 < n:
+            a = a * _shift(a, axis, toward_start, by)
+        by *= 2
+    return b
+
+
 def _cumprod_vjp(g, out, x, axis, exclusive, reverse):
-    return _cumsum(g * out, axis=axis, exclusive=exclusive, reverse=not reverse) / x
+    # d out[k] / d x[i] = (product of the x before i) * (product of the x from i + 1 to k),
+    # over the k that include i: the first factor an exclusive cumprod, the sum over k of
+    # g[k] times the second a linear recurrence through the x after i
+    forward = not reverse  # the product runs toward the end: "after" is toward the end
+    after = _shift(x, axis, forward)
+    weights = _shift(g, axis, forward) if exclusive else g
+    before = _cumprod(x, axis=axis, exclusive=True, reverse=reverse)
+    return before * _next_linear(after, weights, axis, forward)
 
 
 _cumprod = define("cumprod", lambda x, axis, exclusive, reverse: _scan_forward(

@@ -14,7 +14,8 @@ Run with the TensorFlow environment, from the repository root:
 - ``cnn``: a small Keras CNN on ``Input(shape=(None, None, 3))``: its symbolic shapes, its
   weights and its outputs on two spatial sizes.
 - ``products``: the gradients (orders 1 and 2) of ``cumprod`` (every ``exclusive`` /
-  ``reverse``, two axes) and ``reduce_prod`` at float64 inputs with one and two zeros.
+  ``reverse``, each axis) and ``reduce_prod`` at float64 inputs with one zero, two zeros and
+  none (where TensorFlow's division by the input, ``div_no_nan``, is exact).
 - ``names``: ``tf.Variable(...).name`` outside and inside ``tf.name_scope`` and a module's
   ``name_scope``, and a Keras layer's weight ``name`` / ``path`` inside a scope.
 
@@ -166,7 +167,8 @@ def cnn():
 
 # --- exact gradients of products at zeros ------------------------------------------------------
 POINTS = {"one_zero": [[2.0, 0.0, 3.0, -1.5], [0.5, 4.0, -2.0, 1.25], [1.5, -0.5, 0.0, 2.0]],
-          "two_zeros": [[2.0, 0.0, 3.0, 0.0], [0.5, 4.0, -2.0, 1.25], [0.0, -0.5, 1.5, 2.0]]}
+          "two_zeros": [[2.0, 0.0, 3.0, 0.0], [0.5, 4.0, -2.0, 1.25], [0.0, -0.5, 1.5, 2.0]],
+          "no_zeros": [[2.0, 0.7, 3.0, -1.5], [0.5, 4.0, -2.0, 1.25], [1.5, -0.5, 0.9, 2.0]]}
 
 
 def gradients(fn, x, weights_seed):
@@ -185,7 +187,8 @@ def gradients(fn, x, weights_seed):
         v = tf.constant(rng.standard_normal(x.shape.as_list()), tf.float64)
         second = tf.reduce_sum(v * g)
     g2 = outer.gradient(second, x)
-    return {"output": y.numpy().tolist(), "weights": w.numpy().tolist(),
+    return {"input": x.numpy().tolist(), "output": y.numpy().tolist(),
+            "weights": w.numpy().tolist(),
             "directions": v.numpy().tolist(), "grad": g.numpy().tolist(),
             "grad2": g2.numpy().tolist()}
 

@@ -23,7 +23,7 @@ from .function import Function, TensorSpec, cond, function, while_loop
 from .initializers import (constant_initializer, glorot_uniform_initializer, ones_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            zeros_initializer)
-from .module import Module
+from .module import Module, name_scope
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .tape import GradientTape, UnconnectedGradients
@@ -53,7 +53,7 @@ __all__ = sorted(set(_ops_all) | {
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
     "linalg", "math", "print", "TensorShape", "__version__"} | {
-    "Function", "TensorSpec", "cond", "function", "while_loop"})
+    "Function", "TensorSpec", "cond", "function", "while_loop"} | {"name_scope"})
 
 for _module, _label in ((nn, "fw.nn"), (random, "fw.random"), (__import__(__name__), "fw")):
     _suggest_close_names(_module, _label)

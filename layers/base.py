@@ -232,7 +232,7 @@ class Layer(Module):
         value = initializers.get(initializer)(shape, dtype=dtype)
         variable = Variable(value, trainable=trainable and self._trainable, name=name,
                             dtype=dtype)
-        variable.path = f"{scope_path(self)}/{name}"
+        variable.name, variable.path = name, f"{scope_path(self)}/{name}"  # Keras 3's names
         if trainable and not self._trainable:
             self._frozen.append(variable)
         self._own_weights.append(variable)

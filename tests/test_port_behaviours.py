@@ -219,3 +219,70 @@ def test_product_gradients_under_function_follow_new_inputs():
     for got, want in zip(traced, (g, outer.gradient(s, x))):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
     assert traced[0].numpy()[1] != 0  # the exact gradient at the zero
+
+
+# --- variable names in name scopes ---------------------------------------------------------------
+NAMES = REFERENCE["names"]
+
+
+class Scaled(fw.Module):
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        with self.name_scope:
+            self.w = fw.Variable(1.0, name="x")
+            self.v = fw.Variable(2.0)
+
+
+class Outer(fw.Module):
+    def __init__(self):
+        super().__init__(name="outer_module")
+        with self.name_scope:
+            self.inner = Scaled(name="inner_module")
+
+
+def _names():
+    """What make_ports_reference.names records, with ``fw`` in place of ``tf``."""
+    got = {"plain": fw.Variable(1.0, name="x").name, "unnamed": fw.Variable(1.0).name,
+           "with_colon": fw.Variable(1.0, name="x:0").name}
+    with fw.name_scope("model") as scope:
+        got["scope_value"] = scope
+        got["in_scope"] = fw.Variable(1.0, name="x").name
+        got["unnamed_in_scope"] = fw.Variable(1.0).name
+        with fw.name_scope("inner") as inner:
+            got["nested_scope_value"] = inner
+            got["nested"] = fw.Variable(1.0, name="x").name
+        with fw.name_scope("top/") as absolute:
+            got["absolute_scope_value"] = absolute
+            got["absolute"] = fw.Variable(1.0, name="x").name
+        with fw.name_scope(""):
+            got["reset"] = fw.Variable(1.0, name="x").name
+        module = Scaled(name="in_model")
+        dense = layers.Dense(2, name="dense_in_scope")
+        dense.build((None, 3))
+    got["after_scope"] = fw.Variable(1.0, name="x").name
+    got["module"] = [Scaled(name="model").w.name, Scaled(name="model").v.name,
+                     Scaled(name="model").name_scope.name]
+    got["default_module"] = [Scaled().w.name, Scaled().name_scope.name]
+    got["module_in_scope"] = [module.w.name, module.name_scope.name]
+    outer = Outer()
+    got["nested_modules"] = [outer.inner.w.name, outer.inner.name_scope.name]
+    got["keras_in_scope"] = [dense.kernel.name, dense.kernel.path, dense.bias.path]
+    return got
+
+
+def test_variable_names_in_name_scopes_are_tensorflows():
+    want = {k: v for k, v in NAMES.items() if k != "none_scope"}
+    assert _names() == want
+
+
+def test_a_name_scope_of_none_is_refused_as_in_tensorflow():
+    assert NAMES["none_scope"]["raises"] == "ValueError"
+    with pytest.raises(ValueError, match="^name for name_scope must be a string"):
+        fw.name_scope(None)
+
+
+def test_keras_weights_and_metric_variables_keep_keras_names():
+    dense = layers.Dense(2)
+    dense.build((None, 3))
+    assert dense.kernel.name == "kernel" and dense.kernel.path == f"{dense.name}/kernel"
+    assert [v.name for v in fw.metrics.Mean().variables] == ["total", "count"]

@@ -286,3 +286,71 @@ def test_keras_weights_and_metric_variables_keep_keras_names():
     dense.build((None, 3))
     assert dense.kernel.name == "kernel" and dense.kernel.path == f"{dense.name}/kernel"
     assert [v.name for v in fw.metrics.Mean().variables] == ["total", "count"]
+
+
+# --- a functional CNN on unknown spatial sizes ---------------------------------------------------
+CNN = REFERENCE["cnn"]
+
+
+def _cnn():
+    """The recorded Keras model, layer for layer; also each symbolic tensor's shape."""
+    inputs = layers.Input(shape=(None, None, 3))
+    tensors = [inputs]
+    for layer in [layers.Conv2D(4, 3, activation="relu"), layers.MaxPooling2D(),
+                  layers.Conv2D(5, 3, padding="same", strides=2),
+                  layers.GlobalAveragePooling2D(), layers.Dense(2)]:
+        tensors.append(layer(tensors[-1]))
+    return layers.Model(inputs, tensors[-1]), [t.shape for t in tensors]
+
+
+def test_a_cnn_on_unknown_sizes_has_keras_shapes_and_runs_on_any_size():
+    model, shapes = _cnn()
+    assert [list(s) for s in shapes] == CNN["layer_output_shapes"]
+    assert (list(model.input_shape), list(model.output_shape)) == (CNN["input_shape"],
+                                                                   CNN["output_shape"])
+    assert model.layers[1].kernel.shape == (3, 3, 3, 4)  # built from the channels alone
+    model.set_weights([np.array(w, np.float32) for w in CNN["weights"]])
+    for run in CNN["runs"]:
+        out = model(np.array(run["input"], np.float32))
+        np.testing.assert_allclose(out.numpy(), run["output"], rtol=1e-5, atol=1e-6)
+
+
+def test_a_cnn_on_unknown_sizes_under_function_follows_each_size():
+    model, _ = _cnn()
+    model.set_weights([np.array(w, np.float32) for w in CNN["weights"]])
+    step = fw.function(lambda x: model(x))
+    for run in CNN["runs"] + CNN["runs"]:
+        images = np.array(run["input"], np.float32)
+        np.testing.assert_allclose(step(fw.constant(images)).numpy(), model(images).numpy(),
+                                   rtol=1e-6)
+
+
+def test_a_dense_on_an_unknown_last_axis_is_refused_naming_it():
+    flat = layers.Flatten()(layers.Input(shape=(None, None, 3)))
+    assert flat.shape == (None, None)
+    dense = layers.Dense(2, name="head")
+    with pytest.raises(ValueError, match="^Dense 'head' needs inputs with a known last "
+                                         "dimension, got input shape \\(None, None\\)$"):
+        dense(flat)
+    assert not dense.built and dense.variables == []
+
+
+def test_a_sequential_and_a_subclassed_model_build_on_unknown_sizes():
+    sequential = layers.Sequential([layers.Input(shape=(None, None, 3)), layers.Conv2D(4, 3),
+                                    layers.GlobalAveragePooling2D(), layers.Dense(2)])
+    assert sequential.compute_output_shape((None, None, None, 3)) == (None, 2)
+    assert sequential(np.zeros((1, 5, 6, 3), np.float32)).shape == (1, 2)
+
+    class Net(layers.Model):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.pool = layers.Conv2D(4, 3), layers.GlobalMaxPooling2D()
+
+        def call(self, x):
+            return self.pool(self.conv(x))
+
+    net = Net()
+    net.build((None, None, None, 3))
+    assert net.conv.kernel.shape == (3, 3, 3, 4)
+    assert net.compute_output_shape((None, None, None, 3)) == (None, 4)
+    assert net.compute_output_shape((2, 7, 7, 3)) == (2, 4)

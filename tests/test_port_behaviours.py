@@ -267,7 +267,41 @@ def _names():
     outer = Outer()
     got["nested_modules"] = [outer.inner.w.name, outer.inner.name_scope.name]
     got["keras_in_scope"] = [dense.kernel.name, dense.kernel.path, dense.bias.path]
+    got["keras_build"] = _keras_build()
     return got
+
+
+class Holder(layers.Layer):
+    def build(self, input_shape):
+        self.tv = fw.Variable(1.0, name="tv")
+        self.k = self.add_weight(shape=(), name="k")
+
+    def call(self, x):
+        return x * self.k * self.tv
+
+
+class Wrapper(layers.Model):
+    def __init__(self):
+        super().__init__(name="outer")
+        self.inner = Holder(name="inner")
+
+    def call(self, x):
+        return self.inner(x)
+
+
+def _keras_build():
+    built = Holder(name="built")
+    built.build(None)
+    called = Holder(name="called")
+    called(fw.ones((1,)))
+    wrapper = Wrapper()
+    wrapper(fw.ones((1,)))
+    with fw.name_scope("top"):
+        scoped = Holder(name="scoped")
+        scoped.build(None)
+    return {key: [layer.tv.name, layer.k.path] for key, layer in
+            [("built", built), ("called", called), ("in_model", wrapper.inner),
+             ("in_scope", scoped)]}
 
 
 def test_variable_names_in_name_scopes_are_tensorflows():

@@ -17,7 +17,8 @@ Run with the TensorFlow environment, from the repository root:
   ``reverse``, each axis) and ``reduce_prod`` at float64 inputs with one zero, two zeros and
   none (where TensorFlow's division by the input, ``div_no_nan``, is exact).
 - ``names``: ``tf.Variable(...).name`` outside and inside ``tf.name_scope`` and a module's
-  ``name_scope``, and a Keras layer's weight ``name`` / ``path`` inside a scope.
+  ``name_scope``, a Keras layer's weight ``name`` / ``path`` inside a scope, and a tf.Variable
+  made in a Keras layer's ``build``.
 
 ``tests/test_port_behaviours.py`` replays every entry on ``framework``.
 """
@@ -226,6 +227,43 @@ class Outer(tf.Module):
             self.inner = Scaled(name="inner_module")
 
 
+class Holder(keras.layers.Layer):
+    """A Keras layer whose build makes a tf.Variable beside its own weight."""
+
+    def build(self, input_shape):
+        self.tv = tf.Variable(1.0, name="tv")
+        self.k = self.add_weight(shape=(), name="k")
+
+    def call(self, x):
+        return x * self.k * self.tv
+
+
+class Wrapper(keras.Model):
+    def __init__(self):
+        super().__init__(name="outer")
+        self.inner = Holder(name="inner")
+
+    def call(self, x):
+        return self.inner(x)
+
+
+def keras_build():
+    """``[tf.Variable name, the weight's path]`` for a layer built directly, by its first call,
+    inside a subclassed model and inside ``tf.name_scope``."""
+    built = Holder(name="built")
+    built.build(None)
+    called = Holder(name="called")
+    called(tf.ones((1,)))
+    wrapper = Wrapper()
+    wrapper(tf.ones((1,)))
+    with tf.name_scope("top"):
+        scoped = Holder(name="scoped")
+        scoped.build(None)
+    return {key: [layer.tv.name, layer.k.path] for key, layer in
+            [("built", built), ("called", called), ("in_model", wrapper.inner),
+             ("in_scope", scoped)]}
+
+
 def names():
     entries = {"plain": tf.Variable(1.0, name="x").name, "unnamed": tf.Variable(1.0).name,
                "with_colon": tf.Variable(1.0, name="x:0").name}
@@ -252,6 +290,7 @@ def names():
     outer = Outer()
     entries["nested_modules"] = [outer.inner.w.name, outer.inner.name_scope.name]
     entries["keras_in_scope"] = [dense.kernel.name, dense.kernel.path, dense.bias.path]
+    entries["keras_build"] = keras_build()
     try:
         with tf.name_scope(None):
             pass

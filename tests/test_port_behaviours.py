@@ -194,6 +194,28 @@ def test_cumprod_at_a_zero_has_the_closed_form_gradient():
     np.testing.assert_allclose(tape.gradient(total, x).numpy(), [1.0, 118.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprods_jacobian_at_zeros_is_its_finite_difference(exclusive, reverse):
+    """A Jacobian runs the VJP with a cotangent of extra leading axes."""
+    x0 = np.array([[2.0, 0.0, 3.0], [0.5, 0.0, 0.0]])
+
+    def cumprod(values):
+        return fw.math.cumprod(fw.constant(values), axis=1, exclusive=exclusive,
+                               reverse=reverse).numpy()
+
+    x = fw.constant(x0)
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        y = fw.math.cumprod(x, axis=1, exclusive=exclusive, reverse=reverse)
+    jacobian = tape.jacobian(y, x).numpy()
+    for index in np.ndindex(x0.shape):
+        step = np.zeros_like(x0)
+        step[index] = 1e-6
+        column = (cumprod(x0 + step) - cumprod(x0 - step)) / 2e-6
+        np.testing.assert_allclose(jacobian[(Ellipsis, *index)], column, atol=1e-8)
+
+
 def test_product_gradients_under_function_follow_new_inputs():
     @fw.function
     def second_derivative(x):

@@ -6,8 +6,9 @@ through the same VJP. The adjoint of a cumulative sum is the cumulative sum the 
 A cumulative product's VJP never divides by the input: each element's gradient is the product
 of the elements before it times a running sum of the cotangent weighted by the products after
 it (a linear recurrence, a primitive solved by doubling, whose VJP is the recurrence run the
-other way), so it is exact where inputs are 0, at every order. (TensorFlow divides, with ``div_no_nan``: its gradient is 0 at a
-zero input, and its second derivatives of ``cumprod`` and ``reduce_prod`` are 0 there too.)
+other way), so it is exact where inputs are 0, at every order. (TensorFlow divides, with
+``div_no_nan``: its gradient is 0 at a zero input, and its second derivatives of ``cumprod``
+and ``reduce_prod`` are 0 there too.)
 """
 from .. import backend
 from ..primitive import define

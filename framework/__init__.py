@@ -24,7 +24,7 @@ from .tracing.function import Function, TensorSpec, cond, function, while_loop
 from .initializers import (constant_initializer, glorot_uniform_initializer, ones_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            zeros_initializer)
-from .module import Module
+from .module import Module, name_scope
 from .ops import *  # noqa: F401,F403 - the public ops
 from .ops import __all__ as _ops_all
 from .engine.tape import GradientTape, UnconnectedGradients
@@ -57,7 +57,7 @@ __all__ = sorted(set(_ops_all) | {
     "constant", "convert_to_tensor", "custom_gradient", "distributed", "eye", "fill", "float16",
     "float32", "float64", "get_backend", "int32", "int64", "losses", "metrics", "nn", "ones",
     "ones_like", "random", "range", "set_backend", "test", "to_device", "zeros", "zeros_like"} | {
-    "linalg", "math", "print", "TensorShape", "__version__", "dtypes", "nest", "keras"} | {
+    "linalg", "math", "print", "TensorShape", "__version__", "dtypes", "nest", "keras", "name_scope"} | {
     "Function", "TensorSpec", "cond", "function", "while_loop"} | {
     "TensorArray", "image", "numpy_function", "py_function"})
 

@@ -24,12 +24,23 @@ def _shape(shape):
     return tuple(operator.index(d) for d in shape)
 
 
+def _dtype(dtype, fn):
+    """``dtype`` as a NumPy dtype for ``fn``: TensorFlow's forms, its enum values included
+    (``tf.zeros(1, 1)`` is float32), and None refused as TensorFlow refuses it."""
+    if dtype is None:
+        raise TypeError(f"{fn}: dtype None is not a dtype; give one, e.g. fw.float32")
+    try:
+        return numpy_dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"{fn}: {e}") from None
+
+
 def zeros(shape, dtype=float32, name=None, layout=None):
-    return wrap_constant(backend.xp().zeros(_shape(shape), dtype=numpy_dtype(dtype)))
+    return wrap_constant(backend.xp().zeros(_shape(shape), dtype=_dtype(dtype, "zeros")))
 
 
 def ones(shape, dtype=float32, name=None, layout=None):
-    return wrap_constant(backend.xp().ones(_shape(shape), dtype=numpy_dtype(dtype)))
+    return wrap_constant(backend.xp().ones(_shape(shape), dtype=_dtype(dtype, "ones")))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's name

@@ -118,8 +118,8 @@ def camel_to_snake(name):
 
 
 class NameScope:
-    """A module's name scope: entered, it prefixes the paths of variables created inside
-    (``my_module/w``), as ``tf.name_scope`` prefixes their names."""
+    """An entered name scope (a module's, or ``name_scope``'s): it prefixes the names of
+    variables created inside (``my_module/w:0``) and their paths (``my_module/w``)."""
 
     def __init__(self, name):
         self.name = name  # absolute, ending with "/", as tf.name_scope's
@@ -132,6 +132,17 @@ class NameScope:
     def __exit__(self, *exc):
         state.name_scopes.pop()
         return False
+
+
+def name_scope(name):
+    """``tf.name_scope``: entered, it prefixes the names of the variables created inside
+    (``model/x:0``). A name ending with "/" is absolute, "" returns to the top; scopes entered
+    inside it nest (``model/inner/``), and what ``with`` gives is the full scope."""
+    if not isinstance(name, str):
+        raise ValueError(f"name for name_scope must be a string, got {name!r}")
+    if name and not name.endswith("/"):
+        name = f"{current_name_scope()}{name}/"
+    return NameScope(name)
 
 
 def current_name_scope():

@@ -26,7 +26,7 @@ from framework.registry import Registry
 from framework.engine.tensor import Tensor, Variable
 
 from . import constraints, initializers, regularizers
-from .node import is_symbolic, symbolic_call
+from .node import is_symbolic, probe_shape, symbolic_call, unknown_where_different
 from .scope import build_wrapper, calls, scope_path, snake_case, unique_name
 from .summary import summary_lines
 
@@ -216,17 +216,18 @@ class Layer(Module):
         in order: ``model.build((None, 784))`` works for a subclassed model as in Keras.
         """
         if type(self).build is Layer.build and input_shape is not None:
-            zeros = fw.zeros(tuple(1 if d is None else d for d in input_shape), dtype=self.dtype)
+            zeros = fw.zeros(probe_shape(input_shape), dtype=self.dtype)  # (no size 1 for None)
             if self._call_takes_training:
                 self.call(zeros, training=False)
             else:
                 self.call(zeros)
 
     def compute_output_shape(self, input_shape):
-        """The output shape for ``input_shape``, found by running the layer on zeros."""
-        shape = tuple(1 if d is None else d for d in input_shape)
-        outputs = self(fw.zeros(shape, dtype=self.dtype), training=False)
-        return tuple(input_shape[:1]) + tuple(outputs.shape[1:])
+        """The output shape for ``input_shape``, found by running the layer on zeros of both
+        probe shapes (``layers.node``): a size that differs between them is None."""
+        small, large = (self(fw.zeros(probe_shape(input_shape, run), dtype=self.dtype),
+                             training=False) for run in (0, 1))
+        return unknown_where_different(small, large)
 
     def get_config(self):
         """Keras's config: the constructor arguments that rebuild this layer with
@@ -269,7 +270,7 @@ class Layer(Module):
         value = initializers.get(initializer)(shape, dtype=dtype)
         variable = Variable(value, trainable=trainable and self._trainable, name=name,
                             dtype=dtype, constraint=constraints.get(constraint))
-        variable.path = f"{scope_path(self)}/{name}"
+        variable.name, variable.path = name, f"{scope_path(self)}/{name}"  # Keras 3's names
         if trainable and not self._trainable:
             self._frozen.append(variable)
         self._own_weights.append(variable)

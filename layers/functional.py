@@ -110,6 +110,10 @@ def _layers_by_depth(inputs, ordered, first_seen):
     return sorted(layer_depth, key=lambda layer: (-layer_depth[layer], first_seen[layer]))
 
 
+def _shapes(tensors):
+    return [t.shape for t in tensors] if isinstance(tensors, list) else tensors.shape
+
+
 class Functional(Model):
     """A model defined by layer calls on ``Input`` tensors: what ``Model(inputs, outputs)``
     returns. ``inputs`` and ``outputs`` may be single tensors, lists or dicts of them."""
@@ -170,6 +174,17 @@ class Functional(Model):
         """The symbolic output, or the list of them (Keras's ``model.output``)."""
         return self.outputs[0] if isinstance(self._outputs_structure, KerasTensor) else \
             list(self.outputs)
+
+    @property
+    def input_shape(self):
+        """The symbolic input's shape, None where any size goes (a list for several inputs)."""
+        return _shapes(self.input)
+
+    @property
+    def output_shape(self):
+        """The symbolic output's shape, None where it follows an unknown input size (a list for
+        several outputs), as Keras's ``model.output_shape``."""
+        return _shapes(self.output)
 
     def _attribute_items(self):
         yield from tracked_items(self.layers, "layers")

@@ -5,11 +5,14 @@ which layer was called, on which symbolic tensors, with which other arguments. A
 ``Model(inputs, outputs)`` walks these nodes back from its outputs and replays them on real
 tensors.
 
-A layer called symbolically is built right away (its variables get Keras 3's paths, with no
-model prefix, as in Keras's functional models). Its output shapes come from running it on zeros
-twice, with every unknown size set to 1 and then to 2: a size that follows the input's is
-unknown in the output too. That needs no ``compute_output_shape`` from any layer, at the cost
-of two small forward passes per layer when the model is defined.
+A layer called symbolically is built right away, from the symbolic shapes, None included, so
+its weights come from the known axes only (a Conv2D's channels; a Dense on an unknown last axis
+is refused, as in Keras); its variables get Keras 3's paths, with no model prefix, as in
+Keras's functional models. Its output shapes come from running it on zeros twice, each unknown
+size set to two probe sizes (``probe_shape``: 1 and 2 for the batch axis, 16 and 24 for the
+others, so a 3x3 window or a pooling fits): a size that differs between the runs follows the
+input's and is unknown in the output too. That needs no ``compute_output_shape`` from any
+layer, at the cost of two small forward passes per layer when the model is defined.
 """
 import itertools
 
@@ -18,7 +21,8 @@ import numpy as np
 import framework as fw
 from framework.engine import nest
 
-__all__ = ["KerasTensor", "Node", "is_symbolic", "symbolic_call"]
+__all__ = ["KerasTensor", "Node", "is_symbolic", "probe_shape", "symbolic_call",
+           "unknown_where_different"]
 
 _counter = itertools.count()
 
@@ -92,27 +96,59 @@ def is_symbolic(inputs):
     return False
 
 
-def _zeros(shape, dtype, unknown):
-    return fw.zeros(tuple(unknown if d is None else d for d in shape), dtype=dtype)
+_PROBES = ((1, 16), (2, 24))  # (batch axis, other axes): the sizes of the two probe runs
 
 
-def _concrete(arguments, unknown):
-    """``arguments`` with each symbolic tensor replaced by zeros of its shape."""
-    flat = [_zeros(leaf.shape, leaf.dtype, unknown) if isinstance(leaf, KerasTensor) else leaf
-            for leaf in nest.flatten(arguments)]
+def probe_shape(shape, run=0):
+    """``shape`` with each unknown size (None) set to probe run ``run``'s size: 1 or 2 on the
+    batch axis, 16 or 24 elsewhere (never 1, which no 3x3 window fits)."""
+    batch, other = _PROBES[run]
+    return tuple((batch if axis == 0 else other) if d is None else d
+                 for axis, d in enumerate(shape))
+
+
+def _concrete(arguments, run):
+    """``arguments`` with each symbolic tensor replaced by zeros of its probe shape."""
+    flat = [fw.zeros(probe_shape(leaf.shape, run), dtype=leaf.dtype)
+            if isinstance(leaf, KerasTensor) else leaf for leaf in nest.flatten(arguments)]
     return nest.pack_sequence_as(arguments, flat)
 
 
-def symbolic_call(layer, inputs, args, kwargs):
-    """Call ``layer`` on symbolic ``inputs``: build it, and return symbolic outputs recording the
-    call as a ``Node``."""
-    arguments = (inputs, tuple(args), kwargs)
+def _symbolic_shapes(inputs):
+    """The shapes (None where unknown) of symbolic ``inputs``, nested as they are."""
+    if isinstance(inputs, KerasTensor):
+        return inputs.shape
+    if isinstance(inputs, (list, tuple)):
+        return type(inputs)(_symbolic_shapes(x) for x in inputs)
+    if isinstance(inputs, dict):
+        return {key: _symbolic_shapes(x) for key, x in inputs.items()}
+    return None
+
+
+def probe_runs(layer, arguments):
+    """The flat outputs of ``layer`` on the two probe runs' zeros (see the module docstring)."""
     runs = []
-    for unknown in (1, 2):  # see the module docstring: which output sizes follow the inputs
-        concrete_inputs, concrete_args, concrete_kwargs = _concrete(arguments, unknown)
+    for run in (0, 1):
+        concrete_inputs, concrete_args, concrete_kwargs = _concrete(arguments, run)
         concrete_kwargs = dict(concrete_kwargs, training=False)  # no state updates while defining
-        outputs = layer(concrete_inputs, *concrete_args, **concrete_kwargs)
-        runs.append(outputs)
+        runs.append(layer(concrete_inputs, *concrete_args, **concrete_kwargs))
+    layer._clear_losses()  # the zeros' activity penalties are no loss of any real call
+    return runs
+
+
+def unknown_where_different(small, large):
+    """The shape of ``small`` with None where the two probe runs' sizes differ."""
+    return tuple(a if a == b else None for a, b in zip(small.shape, large.shape))
+
+
+def symbolic_call(layer, inputs, args, kwargs):
+    """Call ``layer`` on symbolic ``inputs``: build it from their shapes, and return symbolic
+    outputs recording the call as a ``Node``."""
+    from .base import Layer
+    arguments = (inputs, tuple(args), kwargs)
+    if not layer.built and type(layer).build is not Layer.build:
+        layer.build(_symbolic_shapes(inputs))  # from the known axes: see the module docstring
+    runs = probe_runs(layer, arguments)
     flat_small, flat_large = (nest.flatten(outputs) for outputs in runs)
     node = Node(layer, arguments, None)
     symbolic = []
@@ -120,11 +156,10 @@ def symbolic_call(layer, inputs, args, kwargs):
         if not isinstance(small, fw.Tensor):
             raise TypeError(f"layer '{layer.name}' returned {small!r:.60} for symbolic inputs; "
                             f"a layer in a functional model must return tensors")
-        shape = [a if a == b else None for a, b in zip(small.shape, large.shape)]
-        symbolic.append(KerasTensor(shape, small.dtype, node=node, index=index))
+        symbolic.append(KerasTensor(unknown_where_different(small, large), small.dtype,
+                                    node=node, index=index))
     node.structure = nest.pack_sequence_as(runs[0], symbolic)
     node.outputs = symbolic
-    layer._clear_losses()  # the zeros' activity penalties are no loss of any real call
     return node.structure
 
 

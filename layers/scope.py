@@ -11,6 +11,8 @@ import re
 import threading
 from collections import defaultdict
 
+from framework.module import name_scope
+
 _name_counts = defaultdict(int)
 _name_lock = threading.Lock()
 
@@ -66,7 +68,8 @@ def build_wrapper(build):
         if enter:
             frames.append((self, frames[-1][1] if frames else None))
         try:
-            build(self, input_shape)
+            with name_scope(self.name):  # a tf.Variable made in build: "layer/v:0", as Keras's
+                build(self, input_shape)
         finally:
             if enter:
                 frames.pop()

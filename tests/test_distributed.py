@@ -134,7 +134,7 @@ def one_process_reference(steps):
     params = worker.make_params(seed=1000)  # rank 0's initial weights, which the broadcast sends
     state = worker.make_adam_state(params)
     losses = worker.train(params, state, x, y, 0, steps)
-    return {v.name: v.numpy() for v in params}, np.array(losses)
+    return {v.path: v.numpy() for v in params}, np.array(losses)
 
 
 @pytest.mark.mpi
@@ -211,14 +211,14 @@ def test_a_killed_rank_stops_every_rank(tmp_path):
 @pytest.mark.mpi
 def test_mismatched_model_is_caught_at_the_first_broadcast_naming_the_variable(tmp_path):
     proc, took = launch("mismatch", tmp_path, check=False)
-    _assert_stopped(proc, took, "variable 2 'w2' differs across ranks (rank 0: shape (16, 3), "
+    _assert_stopped(proc, took, "variable 2 'w2:0' differs across ranks (rank 0: shape (16, 3), "
                                 "float32, cpu; rank 1: shape (17, 3), float32, cpu)")
 
 
 @pytest.mark.mpi
 def test_a_rank_with_fewer_variables_is_caught_at_the_first_broadcast(tmp_path):
     proc, took = launch("fewer", tmp_path, check=False)
-    _assert_stopped(proc, took, "variable 12 't' differs across ranks", "rank 1: missing")
+    _assert_stopped(proc, took, "variable 12 't:0' differs across ranks", "rank 1: missing")
 
 
 @pytest.mark.mpi

@@ -512,7 +512,7 @@ def test_an_in_place_write_on_a_raw_array_is_refused():
         mark_updated([var])
         return x
 
-    with pytest.raises(TraceError, match="'Variable' was updated in place"):
+    with pytest.raises(TraceError, match="'Variable:0' was updated in place"):
         f(fw.constant([1.0]))
 
 

@@ -44,13 +44,13 @@ def test_variables_are_found_in_attributes_lists_and_dicts_in_tfs_order():
                      "z_layer/b", "z_layer/w"]
     assert net.variables == list(net.named_variables().values())
     assert all(v.trainable for v in net.trainable_variables)
-    assert [v.name for v in net.non_trainable_variables] == ["b", "b", "b"]
+    assert [v.name for v in net.non_trainable_variables] == ["b0/b:0", "b1/b:0", "z/b:0"]
     assert [m.name for m in net.submodules] == ["b0", "b1", "z"]
 
 
 def test_name_scope_prefixes_variable_paths_and_with_name_scope_enters_it():
     scaler = Scaler(name="s")
-    assert (scaler.w.name, scaler.w.path) == ("w", "s/w")
+    assert (scaler.w.name, scaler.w.path) == ("s/w:0", "s/w")  # TensorFlow's name, Keras's path
     assert float(scaler(fw.constant(3.0))) == 7.0
     assert scaler.last.path == "s/last"
     assert fw.Variable(1.0, name="free").path == "free"

@@ -114,7 +114,7 @@ def test_watched_variables_in_creation_order():
         y = y * d
         tape.watch(fw.constant(1.0))  # tensors are watched but are not variables
         y = y + a
-    assert [v.name for v in tape.watched_variables()] == ["a", "b", "c"]
+    assert [v.name for v in tape.watched_variables()] == ["a:0", "b:0", "c:0"]
 
 
 # --- persistence and differentiating inside the context ----------------------------------------
@@ -1140,12 +1140,12 @@ def test_tensor_operators():
 
 def test_variable_api():
     v = fw.Variable([1.0, 2.0], name="w")
-    assert v.name == "w" and v.trainable and v.shape == (2,) and v.dtype == fw.float32
+    assert v.name == "w:0" and v.trainable and v.shape == (2,) and v.dtype == fw.float32
     v.assign([3.0, 4.0])
     v.assign_add(fw.constant([1.0, 1.0]))
     v.assign_sub([0.5, 0.5])
     assert value(v) == [3.5, 4.5]
-    with pytest.raises(ValueError, match="'w'"):
+    with pytest.raises(ValueError, match="'w:0'"):
         v.assign([1.0, 2.0, 3.0])
     assert not fw.Variable(1.0, trainable=False).trainable
     assert value(fw.Variable(lambda: fw.ones((2,)))) == [1.0, 1.0]

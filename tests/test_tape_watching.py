@@ -281,7 +281,7 @@ def test_a_raw_write_to_a_variable_read_by_a_tape_is_refused():
     tape, loss, w1, w2 = _two_layers()
     w2._value[...] = 0.0  # around assign and the optimizers: the tape cannot know the old value
     w2._mark_updated()
-    with pytest.raises(RuntimeError, match="variable 'w2' was modified in place on its raw "
+    with pytest.raises(RuntimeError, match="variable 'w2:0' was modified in place on its raw "
                                            "array after the tape used it"):
         tape.gradient(loss, [w1, w2])
 

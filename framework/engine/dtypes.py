@@ -149,10 +149,31 @@ def numpy_dtype(dtype):
         return None
     if dtype.__class__ is DType:
         return dtype.dtype
+    if isinstance(dtype, (int, float, np.number)):  # a number: TensorFlow's DataType enum
+        return _from_enum(dtype)
+    if dtype.__class__ is str:
+        dtype = _TF_NAMES.get(dtype, dtype)
     try:
         return np.dtype(dtype)
     except TypeError:
         raise TypeError(f"cannot interpret {dtype!r} as a dtype") from None
+
+
+# TensorFlow's DataType enum values (types.proto) of the dtypes here; ``tf.zeros(1, 1)`` reads
+# the 1 as float32, as ``tf.as_dtype`` does (True and 1.0 equal 1, so they are float32 too).
+# The reference types (enum + 100, ``float32_ref``) are the same dtypes.
+_ENUM = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
+         8: "complex64", 9: "int64", 10: "bool", 17: "uint16", 18: "complex128", 19: "float16",
+         22: "uint32", 23: "uint64"}
+_TF_NAMES = {"float": "float32", "double": "float64", "half": "float16"}  # TensorFlow's aliases
+
+
+def _from_enum(value):
+    name = _ENUM.get(value - 100 if value > 100 else value)
+    if name is None:
+        raise TypeError(f"cannot interpret {value!r} as a dtype (TensorFlow's dtype enum values "
+                        f"here: {', '.join(f'{k} {v}' for k, v in _ENUM.items())})")
+    return np.dtype(name)
 
 
 float16, float32, float64 = as_dtype("float16"), as_dtype("float32"), as_dtype("float64")

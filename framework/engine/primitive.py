@@ -232,12 +232,21 @@ def _operands(name, x, y):
             return x, y  # variables
         if x.__class__ in _NUMBERS and isinstance(y, Tensor):
             return scalar_like(x, y._value.dtype), y
+        # a NumPy array and a number: the array's dtype, as TF infers it from its typed input;
+        # two numbers: the first one's (``fw.divide(7.0, 2)`` is float32, as in TF)
+        if y.__class__ in _NUMBERS and (x.__class__ in _NUMBERS or isinstance(x, _ARRAYS)):
+            x = convert_to_tensor(x)
+            return x, scalar_like(y, x._value.dtype)
+        if x.__class__ in _NUMBERS and isinstance(y, _ARRAYS):
+            y = convert_to_tensor(y)
+            return scalar_like(x, y._value.dtype), y
     except TypeError as e:  # 2.5 for an integer tensor: say which op refused it
         raise TypeError(f"{name}: {e}") from None
     return _convert_args(name, (x, y))
 
 
 _NUMBERS = (int, float, bool)
+_ARRAYS = (np.ndarray, np.generic)
 
 
 def _convert_args(name, args):

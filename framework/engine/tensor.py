@@ -174,10 +174,11 @@ class Variable(Tensor):
         if not hasattr(self._value, "shape") or isinstance(self._value, np.generic):
             self._value = np.asarray(self._value).copy()
         self._trainable = bool(trainable)
-        self.name = name or "Variable"
-        # ``path``: the name with the enclosing name scopes (``my_module/w``, Keras 3's
-        # ``dense/kernel``), where ``name`` stays the short one.
-        self.path = "".join(state.__dict__.get("name_scopes", ())[-1:]) + self.name
+        # TensorFlow's ``name``: the enclosing name scope, the name and ":0" (``model/x:0``);
+        # ``path`` the same without ":0" (Keras 3's ``dense/kernel``; Keras's own weights keep
+        # the short ``name``, set by their creators)
+        self.path = "".join(state.__dict__.get("name_scopes", ())[-1:]) + (name or "Variable")
+        self.name = f"{self.path}:0"
         self._version = 0
         self._uid = next(Variable._next_uid)
         self.constraint = constraint

@@ -94,6 +94,7 @@ class Metric:
             raise ValueError(f"{type(self).__name__}.add_variable({name!r}): initializer must "
                              f"be 'zeros', 'ones' or a callable, got {initializer!r}")
         variable = Variable(value, trainable=False, name=name, dtype=dtype)
+        variable.name = name  # a Keras variable's name: no scope, no ":0"
         self._variables.append(variable)
         return variable
 

@@ -87,7 +87,8 @@ def squared_difference(x, y, name=None):
 
 
 def truediv(x, y, name=None):
-    """``x / y``; integers are divided in floating point (int32 -> float64, as in TF)."""
+    """``x / y``; integers are divided in floating point (float32 for 8- and 16-bit integers,
+    float64 for 32- and 64-bit ones, as in TF)."""
     return divide(x, y)
 
 

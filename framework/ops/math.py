@@ -60,7 +60,23 @@ multiply = define("multiply", operator.mul, lambda g, out, x, y: g * y,
                   array_vjp=lambda g, out, needs, x, y: (g * y if needs[0] else None,
                                                        g * x if needs[1] else None),
                   same_dtype=True)
-divide = define("divide", operator.truediv, lambda g, out, x, y: g / y,
+
+
+def _true_divide(x, y):
+    """TensorFlow's true division: integers are divided in floating point, float32 for 8- and
+    16-bit integers and float64 for 32- and 64-bit ones (``uint8_images / 255`` is float32,
+    ready for a float32 kernel); bool is refused, as TensorFlow refuses it."""
+    kind = x.dtype.kind
+    if kind in "iu":
+        real = np.float64 if x.dtype.itemsize > 2 else np.float32
+        return x.astype(real) / y.astype(real)
+    if kind == "b":
+        raise TypeError("expected a numeric tensor, got bool; cast it first, e.g. "
+                        "fw.cast(x, fw.float32)")
+    return x / y
+
+
+divide = define("divide", _true_divide, lambda g, out, x, y: g / y,
                 lambda g, out, x, y: -g * out / y, same_dtype=True)
 negative = define("negative", operator.neg, lambda g, out, x: -g,
                   array_vjp=lambda g, out, needs, x: (-g,))

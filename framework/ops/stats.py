@@ -5,7 +5,8 @@ deviation, norms and counts, and the normalisations built on them (``l2_normaliz
 Most are compositions of ``reduce.py``'s primitives, written as TensorFlow writes them, so
 their numbers and gradients (at any order) are TensorFlow's. ``reduce_prod`` is a primitive:
 its VJP multiplies each element's cotangent by the product of the *other* elements (an
-exclusive cumulative product from each side), which stays right where an input is 0.
+exclusive cumulative product from each side), which stays right where an input is 0, at every
+order (``cumprod``'s own VJP never divides by the input).
 """
 from ..engine.primitive import define, primitive
 from ..engine.tensor import convert_to_tensor

@@ -42,7 +42,7 @@ def make_params(seed, w2_rows=H):
 
 def make_adam_state(params):
     def slots(kind):
-        return [fw.Variable(np.zeros(p.shape, np.float32), trainable=False, name=f"{p.name}/{kind}")
+        return [fw.Variable(np.zeros(p.shape, np.float32), trainable=False, name=f"{p.path}/{kind}")
                 for p in params]
     return {"m": slots("m"), "v": slots("v"),
             "t": fw.Variable(np.int64(0), trainable=False, name="t")}
@@ -110,14 +110,14 @@ def keras_run(seed, steps):
 
 
 def save(path, params, state):
-    arrays = {v.name: v.numpy() for v in params + state["m"] + state["v"] + [state["t"]]}
+    arrays = {v.path: v.numpy() for v in params + state["m"] + state["v"] + [state["t"]]}
     np.savez(path, **arrays)
 
 
 def load(path, params, state):
     with np.load(path) as f:
         for v in params + state["m"] + state["v"] + [state["t"]]:
-            v.assign(f[v.name])
+            v.assign(f[v.path])
 
 
 def main():
@@ -167,7 +167,7 @@ def main():
              weighted=dist.allreduce_mean({"a": float(r), "b": np.full(2, r)}, weight=r + 1)["a"],
              from_root=dist.broadcast_object({"rank": r, "rng": np.random.default_rng(r)
                                               .bit_generator.state})["rank"],
-             **{v.name: v.numpy() for v in params + [state["t"]]})
+             **{v.path: v.numpy() for v in params + [state["t"]]})
     dist.barrier()
 
 

@@ -36,7 +36,7 @@ class RNN(Layer):
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, zero_output_for_mask=False, **kwargs):
         if isinstance(cell, (list, tuple)):
-            cell = StackedRNNCells(cell)
+            cell = StackedRNNCells(cell, dtype=kwargs.get("dtype"))
         _check_cell(cell, type(self).__name__)
         super().__init__(**kwargs)
         self.cell = cell
@@ -180,12 +180,9 @@ class _CellRNN(RNN):
     cell_class = None
 
     def __init__(self, arguments):
+        """``arguments``: the subclass's ``locals()``, its whole signature (which names the
+        Layer's arguments too, rather than ``**kwargs``, so a config sees every key)."""
         arguments = {k: v for k, v in arguments.items() if k not in ("self", "__class__")}
-        extra = arguments.pop("kwargs")
-        for key in extra:
-            if key not in _RNN_ARGUMENTS + _LAYER_ARGUMENTS:
-                raise TypeError(f"{type(self).__name__} got an unexpected argument {key!r}")
-        arguments.update(extra)
         rnn = {k: arguments.pop(k) for k in _RNN_ARGUMENTS + _LAYER_ARGUMENTS if k in arguments}
         cell = self.cell_class(**arguments, dtype=rnn.get("dtype"),
                                trainable=rnn.get("trainable", True))
@@ -218,7 +215,8 @@ class SimpleRNN(_CellRNN):
                  bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
                  bias_regularizer=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False,
-                 stateful=False, unroll=False, **kwargs):
+                 stateful=False, unroll=False, zero_output_for_mask=False, name=None,
+                 trainable=True, dtype=None, input_shape=None, activity_regularizer=None):
         super().__init__(locals())
 
 
@@ -233,7 +231,9 @@ class GRU(_CellRNN):
                  bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
                  bias_regularizer=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False,
-                 stateful=False, unroll=False, reset_after=True, **kwargs):
+                 stateful=False, unroll=False, reset_after=True, zero_output_for_mask=False,
+                 name=None, trainable=True, dtype=None, input_shape=None,
+                 activity_regularizer=None):
         super().__init__(locals())
 
 
@@ -249,5 +249,7 @@ class LSTM(_CellRNN):
                  bias_initializer="zeros", unit_forget_bias=True, kernel_regularizer=None,
                  recurrent_regularizer=None, bias_regularizer=None, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False,
-                 go_backwards=False, stateful=False, unroll=False, **kwargs):
+                 go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False,
+                 name=None, trainable=True, dtype=None, input_shape=None,
+                 activity_regularizer=None):
         super().__init__(locals())

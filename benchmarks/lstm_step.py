@@ -1,7 +1,7 @@
 """An LSTM classifier's training step: the framework eager and under fw.function, beside a
 NumPy step by hand and PyTorch eager's ``nn.LSTM``, in paired rounds.
 
-The step (float32, 2 threads): batch 32, 50 steps of 32 features, ``LSTM(128)``, ``Dense(10)``,
+The step (float32, 2 threads, or ``OMP_NUM_THREADS``): batch 32, 50 steps of 32 features, ``LSTM(128)``, ``Dense(10)``,
 softmax cross-entropy on logits, Adam. ``numpy`` is the floor: the whole forward pass and
 backpropagation through time written by hand (the input projection of all steps in one
 product, the weight gradients as products over all steps at the end), with Adam by hand.
@@ -119,7 +119,7 @@ def _numpy():
 
 def _torch():
     import torch
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # (limit_threads's count)
     x, y = (torch.from_numpy(a) for a in _data())
     y = y.long()
     lstm, dense = torch.nn.LSTM(FEATURES, UNITS, batch_first=True), torch.nn.Linear(UNITS,

@@ -11,7 +11,9 @@ first and returns the outputs in that order, as Keras does.
 """
 import framework as fw
 from framework import nest
+from framework.ops.recurrent import lstm_sequence
 
+from . import activations
 from .base import LAYERS, Layer
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _check_cell, \
     initial_state
@@ -94,11 +96,11 @@ class RNN(Layer):
             initial_state = self._checked_state(initial_state, expected)
         if mask is not None:
             mask = self._checked_mask(mask, batch, steps)
-        last, outputs, states = self._loop(sequences, initial_state, mask, training)
+        last, sequence, states = self._loop(sequences, initial_state, mask, training)
         if self.stateful:
             for variable, state in zip(self.states, nest.flatten(states), strict=True):
                 variable.assign(state)
-        output = fw.stack(outputs, axis=1) if self.return_sequences else last
+        output = sequence if self.return_sequences else last
         if self.return_state:
             return (output, *states)
         return output
@@ -124,7 +126,8 @@ class RNN(Layer):
         return mask if mask.dtype == fw.bool else fw.cast(mask, fw.bool)
 
     def _loop(self, sequences, states, mask, training):
-        """``(last output, outputs in the order computed, final states)``."""
+        """``(last output, the outputs in the order computed (with ``return_sequences``),
+        final states)``."""
         cell, steps = self.cell, sequences.shape[1]
         keep = None if mask is None else fw.expand_dims(mask, -1)
         outputs, previous = [], None
@@ -146,7 +149,7 @@ class RNN(Layer):
         finally:
             if hasattr(cell, "reset_dropout_mask"):
                 cell.reset_dropout_mask()
-        return outputs[-1], outputs, states
+        return outputs[-1], fw.stack(outputs, axis=1) if self.return_sequences else None, states
 
     def compute_mask(self, inputs, previous_mask=None):
         """The input's mask on the sequence output (no mask on a last output or the states)."""
@@ -240,7 +243,12 @@ class GRU(_CellRNN):
 @LAYERS.register
 class LSTM(_CellRNN):
     """Keras's LSTM (``unit_forget_bias=True`` by default; see ``LSTMCell``); the states
-    ``return_state`` gives are ``h`` and ``c``."""
+    ``return_state`` gives are ``h`` and ``c``.
+
+    Without a mask or dropout, with Keras's activations, the whole sequence is one primitive
+    (``framework.ops.recurrent.lstm_sequence``, the cell's maths on arrays) instead of a loop
+    of a dozen ops per step: the same numbers, several times faster to train.
+    """
 
     cell_class = LSTMCell
 
@@ -253,3 +261,17 @@ class LSTM(_CellRNN):
                  name=None, trainable=True, dtype=None, input_shape=None,
                  activity_regularizer=None):
         super().__init__(locals())
+
+    def _loop(self, sequences, states, mask, training):
+        cell = self.cell
+        if mask is not None or cell.activation is not activations.tanh or \
+                cell.recurrent_activation is not activations.sigmoid or \
+                (training and (cell.dropout or cell.recurrent_dropout)):
+            return super()._loop(sequences, states, mask, training)
+        units = cell.units
+        bias = cell.bias if cell.use_bias else fw.zeros((4 * units,), dtype=self.dtype)
+        packed = lstm_sequence(fw.reverse(sequences, [1]) if self.go_backwards else sequences,
+                               states[0], states[1], cell.kernel, cell.recurrent_kernel, bias)
+        last = packed[:, -1]
+        h = last[:, :units]
+        return h, packed[:, :, :units] if self.return_sequences else None, [h, last[:, units:]]

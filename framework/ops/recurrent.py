@@ -1,0 +1,132 @@
+"""A whole LSTM sequence as one primitive: Keras's LSTM step (sigmoid gates, tanh) run over
+every time step on arrays, for ``layers.LSTM``'s fast path.
+
+The composite (a Python loop of framework ops, ``lstm_sequence_composite``) is the definition:
+what every step computes and what the tensor VJPs differentiate (by recomputing it under a
+tape, so an outer tape records them and every order stays exact). The primitive does the same
+on arrays: the input projection of all steps in one product, one product per step for the
+recurrence, and a first-order VJP by hand (backpropagation through time from the saved gates,
+the weight gradients as products over all steps at the end). That is what a training step runs,
+eagerly and under ``fw.function``, in place of a dozen recorded ops per step.
+
+The output packs each step's ``h`` and ``c`` side by side, ``(batch, steps, 2 * units)``, one
+tensor, since a primitive has one output.
+"""
+from .. import backend
+from ..primitive import primitive
+from ..tensor import convert_to_tensor
+from .linalg import matmul
+from .math import sigmoid, tanh
+from .shape import concat, stack
+
+
+def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias):
+    """The definition, in framework ops: ``concat([h_t, c_t])`` for each step ``t``."""
+    units = recurrent_kernel.shape[0]
+    steps = []
+    for t in range(x.shape[1]):
+        z = matmul(x[:, t], kernel) + matmul(h, recurrent_kernel) + bias
+        gates = sigmoid(z)
+        c = gates[:, units:2 * units] * c + gates[:, :units] * tanh(z[:, 2 * units:3 * units])
+        h = gates[:, 3 * units:] * tanh(c)
+        steps.append(concat([h, c], axis=-1))
+    return stack(steps, axis=1)
+
+
+def _vjp_by_recomputing(position):
+    """The VJP for argument ``position``: the composite's, recomputed under a tape."""
+    def vjp(g, out, *args, saved=None):
+        from ..tape import GradientTape
+        with GradientTape() as tape:
+            tape.watch(list(args))
+            packed = lstm_sequence_composite(*args)
+        return tape.gradient(packed, args[position], output_gradients=g)
+    return vjp
+
+
+def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
+    """Backpropagation through time from the saved gates: the gradients of all six inputs.
+
+    Each step's local derivatives (the gates' slopes times what they multiply) are computed
+    for all steps at once before the loop, which is left with what truly runs step after step:
+    a few products of the carried ``dh`` and ``dc`` and one product with the recurrent kernel.
+    """
+    xp = backend.array_module(g)
+    gates, cells, tanh_cells = saved  # time-major: (steps, batch, ...); cells from c0 on
+    steps, batch, units = tanh_cells.shape
+    i, f, cand, o = (gates[..., k * units:(k + 1) * units] for k in range(4))
+    slopes = xp.empty_like(gates)  # dz = [dc, dc, dc, dh] * slopes, block by block
+    slopes[..., :units] = cand * i * (1 - i)
+    slopes[..., units:2 * units] = cells[:-1] * f * (1 - f)
+    slopes[..., 2 * units:3 * units] = i * (1 - cand * cand)
+    slopes[..., 3 * units:] = tanh_cells * o * (1 - o)
+    through_h = o * (1 - tanh_cells * tanh_cells)  # dc += dh * through_h
+    g_h, g_c = g[..., :units].transpose(1, 0, 2), g[..., units:].transpose(1, 0, 2)
+    dz = xp.empty_like(gates)
+    blocks = dz.reshape(steps, batch, 4, units)
+    slope_blocks = slopes.reshape(steps, batch, 4, units)
+    dh = xp.zeros((batch, units), dtype=g.dtype)
+    dc = xp.zeros_like(dh)
+    for t in range(steps - 1, -1, -1):
+        dh += g_h[t]
+        dc += g_c[t]
+        dc += dh * through_h[t]
+        block = blocks[t]
+        block[:, :3] = dc[:, None]
+        block[:, 3] = dh
+        block *= slope_blocks[t]
+        dh = dz[t] @ recurrent_kernel.T
+        dc *= f[t]
+    flat = dz.reshape(-1, 4 * units)
+    features = x.shape[-1]
+    dx = dk = dr = None
+    if needs[0]:
+        dx = xp.ascontiguousarray((flat @ kernel.T).reshape(steps, batch, features)
+                                  .transpose(1, 0, 2))
+    if needs[3]:
+        dk = x.transpose(1, 0, 2).reshape(-1, features).T @ flat
+    if needs[4]:
+        previous = xp.concatenate([h0[None], out[:, :-1, :units].transpose(1, 0, 2)])
+        dr = previous.reshape(-1, units).T @ flat
+    return (dx, dh if needs[1] else None, dc if needs[2] else None, dk, dr,
+            flat.sum(axis=0) if needs[5] else None)
+
+
+@primitive(*(_vjp_by_recomputing(k) for k in range(6)), array_vjp=_array_vjp, saves=True)
+def _lstm_sequence(x, h0, c0, kernel, recurrent_kernel, bias):
+    """The packed ``[h, c]`` of every step, and (time-major) the activated gates (the cell
+    candidate's tanh in its block), every ``c`` from ``c0`` on, and their tanh."""
+    xp = backend.array_module(x)
+    batch, steps, features = x.shape
+    units = recurrent_kernel.shape[0]
+    gates = (x.transpose(1, 0, 2).reshape(-1, features) @ kernel + bias).reshape(
+        steps, batch, 4 * units)
+    cells = xp.empty((steps + 1, batch, units), dtype=gates.dtype)
+    tanh_cells = xp.empty((steps, batch, units), dtype=gates.dtype)
+    out = xp.empty((batch, steps, 2 * units), dtype=gates.dtype)
+    h, cells[0] = h0, c0
+    for t in range(steps):
+        z = gates[t]
+        z += h @ recurrent_kernel
+        candidate = z[:, 2 * units:3 * units]
+        xp.tanh(candidate, out=candidate)
+        for block in (z[:, :2 * units], z[:, 3 * units:]):  # sigmoid = tanh(z / 2) / 2 + 1/2
+            block *= 0.5
+            xp.tanh(block, out=block)
+            block *= 0.5
+            block += 0.5
+        c = cells[t + 1]
+        xp.multiply(z[:, units:2 * units], cells[t], out=c)
+        c += z[:, :units] * candidate
+        xp.tanh(c, out=tanh_cells[t])
+        h = z[:, 3 * units:] * tanh_cells[t]
+        out[:, t, :units], out[:, t, units:] = h, c
+    return out, (gates, cells, tanh_cells)
+
+
+def lstm_sequence(x, h, c, kernel, recurrent_kernel, bias):
+    """Keras's LSTM (sigmoid gates, tanh) over ``x`` of shape ``(batch, steps, features)``
+    from the states ``h`` and ``c``: ``(batch, steps, 2 * units)``, each step's ``h`` then
+    ``c``. One primitive; ``lstm_sequence_composite`` is its definition."""
+    args = tuple(convert_to_tensor(a) for a in (x, h, c, kernel, recurrent_kernel, bias))
+    return _lstm_sequence.run(args, [a._value for a in args], {})

@@ -70,3 +70,19 @@ def test_lstm_fast_path_equals_the_cell_loop():
         for a, b in zip(tape.gradient(got, [x, *fast.weights]),
                         tape.gradient(want, [x, *loop.weights]), strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_jacobians_through_the_primitive_equal_the_composites():
+    args = _arguments(batch=2, steps=3, units=2)
+    for fn in (lstm_sequence, lstm_sequence_composite):
+        with fw.GradientTape(persistent=True) as outer:
+            outer.watch(args)
+            with fw.GradientTape() as tape:
+                tape.watch(args)
+                out = fn(*args)
+            jacobian = tape.jacobian(out, args[0])
+        found = [jacobian, outer.gradient(jacobian, args[4])]
+        if fn is lstm_sequence:
+            fused = found
+    for a, b in zip(fused, found, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)

@@ -17,7 +17,7 @@ from ..primitive import primitive
 from ..tensor import convert_to_tensor
 from .linalg import matmul
 from .math import sigmoid, tanh
-from .shape import concat, stack
+from .shape import concat, reshape, stack
 
 
 def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias):
@@ -34,13 +34,20 @@ def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias):
 
 
 def _vjp_by_recomputing(position):
-    """The VJP for argument ``position``: the composite's, recomputed under a tape."""
+    """The VJP for argument ``position``: the composite's, recomputed under a tape (row by row
+    for a cotangent with leading axes, as ``jacobian`` stacks them)."""
     def vjp(g, out, *args, saved=None):
         from ..tape import GradientTape
-        with GradientTape() as tape:
+        with GradientTape(persistent=True) as tape:
             tape.watch(list(args))
             packed = lstm_sequence_composite(*args)
-        return tape.gradient(packed, args[position], output_gradients=g)
+        lead = g.shape[:g.ndim - out.ndim]
+        if not lead:
+            return tape.gradient(packed, args[position], output_gradients=g)
+        rows = reshape(g, (-1, *out.shape))
+        grads = [tape.gradient(packed, args[position], output_gradients=rows[k])
+                 for k in range(rows.shape[0])]
+        return reshape(stack(grads), (*lead, *args[position].shape))
     return vjp
 
 

@@ -245,9 +245,10 @@ class LSTM(_CellRNN):
     """Keras's LSTM (``unit_forget_bias=True`` by default; see ``LSTMCell``); the states
     ``return_state`` gives are ``h`` and ``c``.
 
-    Without a mask or dropout, with Keras's activations, the whole sequence is one primitive
-    (``framework.ops.recurrent.lstm_sequence``, the cell's maths on arrays) instead of a loop
-    of a dozen ops per step: the same numbers, several times faster to train.
+    Without dropout, with Keras's activations, the whole sequence is one primitive
+    (``framework.ops.recurrent.lstm_sequence``, the cell's maths on arrays, masked steps
+    carrying the states) instead of a loop of a dozen ops per step: the same numbers, several
+    times faster to train.
     """
 
     cell_class = LSTMCell
@@ -264,14 +265,27 @@ class LSTM(_CellRNN):
 
     def _loop(self, sequences, states, mask, training):
         cell = self.cell
-        if mask is not None or cell.activation is not activations.tanh or \
+        if cell.activation is not activations.tanh or \
                 cell.recurrent_activation is not activations.sigmoid or \
                 (training and (cell.dropout or cell.recurrent_dropout)):
             return super()._loop(sequences, states, mask, training)
         units = cell.units
         bias = cell.bias if cell.use_bias else fw.zeros((4 * units,), dtype=self.dtype)
-        packed = lstm_sequence(fw.reverse(sequences, [1]) if self.go_backwards else sequences,
-                               states[0], states[1], cell.kernel, cell.recurrent_kernel, bias)
+        if self.go_backwards:
+            sequences = fw.reverse(sequences, [1])
+            mask = None if mask is None else fw.reverse(mask, [1])
+        packed = lstm_sequence(sequences, states[0], states[1], cell.kernel,
+                               cell.recurrent_kernel, bias, mask=mask)
         last = packed[:, -1]
-        h = last[:, :units]
-        return h, packed[:, :, :units] if self.return_sequences else None, [h, last[:, units:]]
+        h, c = last[:, :units], last[:, units:]
+        if mask is None:
+            return h, packed[:, :, :units] if self.return_sequences else None, [h, c]
+        # The outputs from the states: a masked step repeats the output before it, which is
+        # the state h once a step was kept, and zeros before that (or zeros at every masked
+        # step with zero_output_for_mask).
+        shown = mask if self.zero_output_for_mask else fw.cumsum(fw.cast(mask, fw.int32), 1) > 0
+        shown = fw.cast(shown, self.dtype)
+        last_output = h * shown[:, -1:]
+        sequence = (packed[:, :, :units] * fw.expand_dims(shown, -1) if self.return_sequences
+                    else None)
+        return last_output, sequence, [h, c]

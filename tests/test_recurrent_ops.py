@@ -3,6 +3,7 @@ framework ops: outputs and first-order gradients (the hand-written backpropagati
 time), finite differences at orders 1 and 2, fw.function on a second call, and LSTM's fast
 path equals the same cell looped by RNN."""
 import numpy as np
+import pytest
 
 import framework as fw
 import layers
@@ -18,14 +19,18 @@ def _arguments(batch=3, steps=4, features=2, units=3, dtype=np.float64):
     return [fw.constant(RNG.normal(size=s).astype(dtype)) for s in shapes]
 
 
-def test_the_primitive_equals_the_composite_with_its_gradients():
+MASK = fw.constant(np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]], dtype=bool))
+
+
+@pytest.mark.parametrize("mask", [None, MASK])
+def test_the_primitive_equals_the_composite_with_its_gradients(mask):
     args = _arguments()
     cotangent = fw.constant(RNG.normal(size=(3, 4, 6)))
     results = []
     for fn in (lstm_sequence, lstm_sequence_composite):
         with fw.GradientTape() as tape:
             tape.watch(args)
-            out = fn(*args)
+            out = fn(*args, mask=mask)
         results.append([out, *tape.gradient(out, args, output_gradients=cotangent)])
     for fused, composite in zip(*results, strict=True):
         np.testing.assert_allclose(fused.numpy(), composite.numpy(), rtol=1e-12, atol=1e-12)
@@ -33,6 +38,9 @@ def test_the_primitive_equals_the_composite_with_its_gradients():
 
 def test_finite_differences_orders_1_and_2():
     check_gradients(lstm_sequence, *_arguments(batch=2, steps=3, units=2), order=2)
+    mask = fw.constant(np.array([[1, 0, 1], [0, 1, 1]], dtype=bool))
+    check_gradients(lambda *args: lstm_sequence(*args, mask=mask),
+                    *_arguments(batch=2, steps=3, units=2), order=2)
 
 
 def test_fw_function_gives_eager_answers_on_a_second_call():
@@ -54,8 +62,13 @@ def test_fw_function_gives_eager_answers_on_a_second_call():
 
 def test_lstm_fast_path_equals_the_cell_loop():
     x = fw.constant(RNG.normal(size=(2, 5, 3)).astype(np.float32))
+    mask = fw.constant(np.array([[0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool))
     for options in ({}, {"go_backwards": True, "return_sequences": True, "return_state": True},
-                    {"use_bias": False, "return_state": True}):
+                    {"use_bias": False, "return_state": True},
+                    {"mask": mask, "return_sequences": True, "return_state": True},
+                    {"mask": mask, "go_backwards": True, "return_state": True},
+                    {"mask": mask, "return_sequences": True, "zero_output_for_mask": True}):
+        call = {"mask": options.pop("mask")} if "mask" in options else {}
         fast = layers.LSTM(4, **options)
         loop = layers.RNN(layers.LSTMCell(4, use_bias=options.get("use_bias", True)),
                           **{k: v for k, v in options.items() if k != "use_bias"})
@@ -64,7 +77,7 @@ def test_lstm_fast_path_equals_the_cell_loop():
         loop.set_weights(fast.get_weights())
         with fw.GradientTape(persistent=True) as tape:
             tape.watch(x)
-            got, want = fast(x), loop(x)
+            got, want = fast(x, **call), loop(x, **call)
         for a, b in zip(fw.nest.flatten(got), fw.nest.flatten(want), strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
         for a, b in zip(tape.gradient(got, [x, *fast.weights]),

@@ -13,22 +13,29 @@ The output packs each step's ``h`` and ``c`` side by side, ``(batch, steps, 2 * 
 tensor, since a primitive has one output.
 """
 from .. import backend
-from ..primitive import primitive
+from ..primitive import define
 from ..tensor import convert_to_tensor
 from .linalg import matmul
-from .math import sigmoid, tanh
+from .math import cast, sigmoid, tanh
 from .shape import concat, reshape, stack
 
 
-def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias):
-    """The definition, in framework ops: ``concat([h_t, c_t])`` for each step ``t``."""
+def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias, mask=None):
+    """The definition, in framework ops: ``concat([h_t, c_t])`` for each step ``t``; where
+    ``mask`` (batch, steps) is 0, the states carry through that step unchanged."""
     units = recurrent_kernel.shape[0]
     steps = []
     for t in range(x.shape[1]):
         z = matmul(x[:, t], kernel) + matmul(h, recurrent_kernel) + bias
         gates = sigmoid(z)
-        c = gates[:, units:2 * units] * c + gates[:, :units] * tanh(z[:, 2 * units:3 * units])
-        h = gates[:, 3 * units:] * tanh(c)
+        new_c = (gates[:, units:2 * units] * c
+                 + gates[:, :units] * tanh(z[:, 2 * units:3 * units]))
+        new_h = gates[:, 3 * units:] * tanh(new_c)
+        if mask is None:
+            h, c = new_h, new_c
+        else:
+            keep = cast(mask[:, t:t + 1], new_h.dtype)
+            h, c = keep * new_h + (1 - keep) * h, keep * new_c + (1 - keep) * c
         steps.append(concat([h, c], axis=-1))
     return stack(steps, axis=1)
 
@@ -39,7 +46,7 @@ def _vjp_by_recomputing(position):
     def vjp(g, out, *args, saved=None):
         from ..tape import GradientTape
         with GradientTape(persistent=True) as tape:
-            tape.watch(list(args))
+            tape.watch(list(args[:6]))  # (not a mask)
             packed = lstm_sequence_composite(*args)
         lead = g.shape[:g.ndim - out.ndim]
         if not lead:
@@ -51,7 +58,8 @@ def _vjp_by_recomputing(position):
     return vjp
 
 
-def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
+def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, mask=None, *,
+               saved):
     """Backpropagation through time from the saved gates: the gradients of all six inputs.
 
     Each step's local derivatives (the gates' slopes times what they multiply) are computed
@@ -59,7 +67,8 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
     a few products of the carried ``dh`` and ``dc`` and one product with the recurrent kernel.
     """
     xp = backend.array_module(g)
-    gates, cells, tanh_cells = saved  # time-major: (steps, batch, ...); cells from c0 on
+    gates, cells, tanh_cells = saved  # time-major: (steps, batch, ...); the states c from c0
+    # on; the tanh of each step's new c (which a masked step does not keep)
     steps, batch, units = tanh_cells.shape
     i, f, cand, o = (gates[..., k * units:(k + 1) * units] for k in range(4))
     slopes = xp.empty_like(gates)  # dz = [dc, dc, dc, dh] * slopes, block by block
@@ -74,9 +83,14 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
     slope_blocks = slopes.reshape(steps, batch, 4, units)
     dh = xp.zeros((batch, units), dtype=g.dtype)
     dc = xp.zeros_like(dh)
+    keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
     for t in range(steps - 1, -1, -1):
         dh += g_h[t]
         dc += g_c[t]
+        if keeps is not None:  # the new states' share; the rest passes to the previous ones
+            carried_h, carried_c = dh * (1 - keeps[t]), dc * (1 - keeps[t])
+            dh *= keeps[t]
+            dc *= keeps[t]
         dc += dh * through_h[t]
         block = blocks[t]
         block[:, :3] = dc[:, None]
@@ -84,6 +98,9 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
         block *= slope_blocks[t]
         dh = dz[t] @ recurrent_kernel.T
         dc *= f[t]
+        if keeps is not None:
+            dh += carried_h
+            dc += carried_c
     flat = dz.reshape(-1, 4 * units)
     features = x.shape[-1]
     dx = dk = dr = None
@@ -96,13 +113,13 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, saved):
         previous = xp.concatenate([h0[None], out[:, :-1, :units].transpose(1, 0, 2)])
         dr = previous.reshape(-1, units).T @ flat
     return (dx, dh if needs[1] else None, dc if needs[2] else None, dk, dr,
-            flat.sum(axis=0) if needs[5] else None)
+            flat.sum(axis=0) if needs[5] else None) + ((None,) if mask is not None else ())
 
 
-@primitive(*(_vjp_by_recomputing(k) for k in range(6)), array_vjp=_array_vjp, saves=True)
-def _lstm_sequence(x, h0, c0, kernel, recurrent_kernel, bias):
+def _forward(x, h0, c0, kernel, recurrent_kernel, bias, mask=None):
     """The packed ``[h, c]`` of every step, and (time-major) the activated gates (the cell
-    candidate's tanh in its block), every ``c`` from ``c0`` on, and their tanh."""
+    candidate's tanh in its block), every state ``c`` from ``c0`` on, and the tanh of each
+    step's new ``c``."""
     xp = backend.array_module(x)
     batch, steps, features = x.shape
     units = recurrent_kernel.shape[0]
@@ -126,14 +143,29 @@ def _lstm_sequence(x, h0, c0, kernel, recurrent_kernel, bias):
         xp.multiply(z[:, units:2 * units], cells[t], out=c)
         c += z[:, :units] * candidate
         xp.tanh(c, out=tanh_cells[t])
-        h = z[:, 3 * units:] * tanh_cells[t]
+        new_h = z[:, 3 * units:] * tanh_cells[t]
+        if mask is None:
+            h = new_h
+        else:
+            keep = mask[:, t:t + 1]
+            h = xp.where(keep, new_h, h)
+            xp.copyto(c, cells[t], where=~keep)
         out[:, t, :units], out[:, t, units:] = h, c
     return out, (gates, cells, tanh_cells)
 
 
-def lstm_sequence(x, h, c, kernel, recurrent_kernel, bias):
+_VJPS = [_vjp_by_recomputing(k) for k in range(6)]
+_lstm_sequence = define("lstm_sequence", _forward, *_VJPS, array_vjp=_array_vjp, saves=True)
+_lstm_sequence_masked = define("lstm_sequence_masked", _forward, *_VJPS, None,
+                               array_vjp=_array_vjp, saves=True)
+
+
+def lstm_sequence(x, h, c, kernel, recurrent_kernel, bias, mask=None):
     """Keras's LSTM (sigmoid gates, tanh) over ``x`` of shape ``(batch, steps, features)``
     from the states ``h`` and ``c``: ``(batch, steps, 2 * units)``, each step's ``h`` then
-    ``c``. One primitive; ``lstm_sequence_composite`` is its definition."""
-    args = tuple(convert_to_tensor(a) for a in (x, h, c, kernel, recurrent_kernel, bias))
-    return _lstm_sequence.run(args, [a._value for a in args], {})
+    ``c``; where the boolean ``mask`` (batch, steps) is False, the states carry through. One
+    primitive; ``lstm_sequence_composite`` is its definition."""
+    args = [x, h, c, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
+    args = tuple(convert_to_tensor(a) for a in args)
+    op = _lstm_sequence if mask is None else _lstm_sequence_masked
+    return op.run(args, [a._value for a in args], {})

@@ -232,3 +232,18 @@ def test_bad_input_is_one_line_naming_the_layer(call, message):
     with pytest.raises(ValueError, match=message) as error:
         call()
     assert "\n" not in str(error.value)
+
+
+def test_an_encoder_decoder_passes_states_in_a_functional_model():
+    encoder_inputs, decoder_inputs = layers.Input((None, 3)), layers.Input((None, 2))
+    encoder = layers.LSTM(4, return_state=True)
+    decoder = layers.LSTM(4, return_sequences=True)
+    _, h, c = encoder(encoder_inputs)
+    dense = layers.Dense(5)
+    model = layers.Model([encoder_inputs, decoder_inputs],
+                         dense(decoder(decoder_inputs, initial_state=[h, c])))
+    a = RNG.normal(size=(2, 6, 3)).astype(np.float32)
+    b = RNG.normal(size=(2, 4, 2)).astype(np.float32)
+    _, h, c = encoder(a)
+    np.testing.assert_array_equal(model([a, b]).numpy(),
+                                  dense(decoder(b, initial_state=[h, c])).numpy())

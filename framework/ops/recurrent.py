@@ -58,6 +58,16 @@ def _vjp_by_recomputing(position):
     return vjp
 
 
+def _inside(xp, a, units):
+    """Keras's gate blocks ``i, f, c, o`` in the order the arrays use inside: ``o, i, f, c``,
+    so that the three sigmoids are side by side, and so are the three blocks ``dc`` drives."""
+    return xp.roll(a, units, axis=-1)
+
+
+def _outside(xp, a, units):
+    return xp.roll(a, -units, axis=-1)
+
+
 def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, mask=None, *,
                saved):
     """Backpropagation through time from the saved gates: the gradients of all six inputs.
@@ -70,17 +80,18 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, mask=No
     gates, cells, tanh_cells = saved  # time-major: (steps, batch, ...); the states c from c0
     # on; the tanh of each step's new c (which a masked step does not keep)
     steps, batch, units = tanh_cells.shape
-    i, f, cand, o = (gates[..., k * units:(k + 1) * units] for k in range(4))
-    slopes = xp.empty_like(gates)  # dz = [dc, dc, dc, dh] * slopes, block by block
-    slopes[..., :units] = cand * i * (1 - i)
-    slopes[..., units:2 * units] = cells[:-1] * f * (1 - f)
-    slopes[..., 2 * units:3 * units] = i * (1 - cand * cand)
-    slopes[..., 3 * units:] = tanh_cells * o * (1 - o)
+    o, i, f, cand = (gates[..., k * units:(k + 1) * units] for k in range(4))
+    slopes = xp.empty_like(gates)  # dz = [dh, dc, dc, dc] * slopes, block by block
+    slopes[..., :units] = tanh_cells * o * (1 - o)
+    slopes[..., units:2 * units] = cand * i * (1 - i)
+    slopes[..., 2 * units:3 * units] = cells[:-1] * f * (1 - f)
+    slopes[..., 3 * units:] = i * (1 - cand * cand)
     through_h = o * (1 - tanh_cells * tanh_cells)  # dc += dh * through_h
     g_h, g_c = g[..., :units].transpose(1, 0, 2), g[..., units:].transpose(1, 0, 2)
     dz = xp.empty_like(gates)
     blocks = dz.reshape(steps, batch, 4, units)
     slope_blocks = slopes.reshape(steps, batch, 4, units)
+    recurrent_t = _inside(xp, recurrent_kernel, units).T.copy()
     dh = xp.zeros((batch, units), dtype=g.dtype)
     dc = xp.zeros_like(dh)
     keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
@@ -93,10 +104,10 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, mask=No
             dc *= keeps[t]
         dc += dh * through_h[t]
         block = blocks[t]
-        block[:, :3] = dc[:, None]
-        block[:, 3] = dh
+        block[:, 0] = dh
+        block[:, 1:] = dc[:, None]
         block *= slope_blocks[t]
-        dh = dz[t] @ recurrent_kernel.T
+        dh = dz[t] @ recurrent_t
         dc *= f[t]
         if keeps is not None:
             dh += carried_h
@@ -105,53 +116,60 @@ def _array_vjp(g, out, needs, x, h0, c0, kernel, recurrent_kernel, bias, mask=No
     features = x.shape[-1]
     dx = dk = dr = None
     if needs[0]:
-        dx = xp.ascontiguousarray((flat @ kernel.T).reshape(steps, batch, features)
-                                  .transpose(1, 0, 2))
+        dx = xp.ascontiguousarray((flat @ _inside(xp, kernel, units).T).reshape(
+            steps, batch, features).transpose(1, 0, 2))
     if needs[3]:
-        dk = x.transpose(1, 0, 2).reshape(-1, features).T @ flat
+        dk = _outside(xp, x.transpose(1, 0, 2).reshape(-1, features).T @ flat, units)
     if needs[4]:
         previous = xp.concatenate([h0[None], out[:, :-1, :units].transpose(1, 0, 2)])
-        dr = previous.reshape(-1, units).T @ flat
+        dr = _outside(xp, previous.reshape(-1, units).T @ flat, units)
     return (dx, dh if needs[1] else None, dc if needs[2] else None, dk, dr,
-            flat.sum(axis=0) if needs[5] else None) + ((None,) if mask is not None else ())
+            _outside(xp, flat.sum(axis=0), units) if needs[5] else None) + (
+        (None,) if mask is not None else ())
 
 
 def _forward(x, h0, c0, kernel, recurrent_kernel, bias, mask=None):
-    """The packed ``[h, c]`` of every step, and (time-major) the activated gates (the cell
-    candidate's tanh in its block), every state ``c`` from ``c0`` on, and the tanh of each
-    step's new ``c``."""
+    """The packed ``[h, c]`` of every step, and (time-major) the activated gates (in the
+    inside order, see ``_inside``), every state ``c`` from ``c0`` on, and the tanh of each
+    step's new ``c``.
+
+    A sigmoid is ``tanh(z / 2) / 2 + 1/2``: the sigmoid gates' columns of the weights are
+    halved first (exact in floating point), which leaves three operations per step on one
+    block for the three of them."""
     xp = backend.array_module(x)
     batch, steps, features = x.shape
     units = recurrent_kernel.shape[0]
+    weights = [_inside(xp, w, units) for w in (kernel, recurrent_kernel, bias)]
+    for w in weights:
+        w[..., :3 * units] *= 0.5
+    kernel, recurrent_kernel, bias = weights
     gates = (x.transpose(1, 0, 2).reshape(-1, features) @ kernel + bias).reshape(
         steps, batch, 4 * units)
     cells = xp.empty((steps + 1, batch, units), dtype=gates.dtype)
     tanh_cells = xp.empty((steps, batch, units), dtype=gates.dtype)
-    out = xp.empty((batch, steps, 2 * units), dtype=gates.dtype)
+    hs = xp.empty((steps, batch, units), dtype=gates.dtype)
     h, cells[0] = h0, c0
     for t in range(steps):
         z = gates[t]
         z += h @ recurrent_kernel
-        candidate = z[:, 2 * units:3 * units]
+        sigmoids, candidate = z[:, :3 * units], z[:, 3 * units:]
+        xp.tanh(sigmoids, out=sigmoids)
+        sigmoids *= 0.5
+        sigmoids += 0.5
         xp.tanh(candidate, out=candidate)
-        for block in (z[:, :2 * units], z[:, 3 * units:]):  # sigmoid = tanh(z / 2) / 2 + 1/2
-            block *= 0.5
-            xp.tanh(block, out=block)
-            block *= 0.5
-            block += 0.5
         c = cells[t + 1]
-        xp.multiply(z[:, units:2 * units], cells[t], out=c)
-        c += z[:, :units] * candidate
+        xp.multiply(z[:, 2 * units:3 * units], cells[t], out=c)
+        c += z[:, units:2 * units] * candidate
         xp.tanh(c, out=tanh_cells[t])
-        new_h = z[:, 3 * units:] * tanh_cells[t]
         if mask is None:
-            h = new_h
+            h = xp.multiply(z[:, :units], tanh_cells[t], out=hs[t])
         else:
             keep = mask[:, t:t + 1]
-            h = xp.where(keep, new_h, h)
+            hs[t] = xp.where(keep, z[:, :units] * tanh_cells[t], h)
+            h = hs[t]
             xp.copyto(c, cells[t], where=~keep)
-        out[:, t, :units], out[:, t, units:] = h, c
-    return out, (gates, cells, tanh_cells)
+    out = xp.concatenate([hs, cells[1:]], axis=-1).transpose(1, 0, 2)
+    return xp.ascontiguousarray(out), (gates, cells, tanh_cells)
 
 
 _VJPS = [_vjp_by_recomputing(k) for k in range(6)]

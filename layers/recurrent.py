@@ -11,7 +11,7 @@ first and returns the outputs in that order, as Keras does.
 """
 import framework as fw
 from framework import nest
-from framework.ops.recurrent import lstm_sequence
+from framework.ops.recurrent import gru_sequence, lstm_sequence
 
 from . import activations
 from .base import LAYERS, Layer
@@ -195,6 +195,31 @@ class _CellRNN(RNN):
     def units(self):
         return self.cell.units
 
+    def _fused(self, sequences, mask, training):
+        """``(sequences, mask)`` in the order of the steps when the cell's fused primitive
+        may run them (Keras's activations, no dropout in training), else None."""
+        cell = self.cell
+        if cell.activation is not activations.tanh or \
+                cell.recurrent_activation is not activations.sigmoid or \
+                (training and (cell.dropout or cell.recurrent_dropout)):
+            return None
+        if self.go_backwards:
+            sequences = fw.reverse(sequences, [1])
+            mask = None if mask is None else fw.reverse(mask, [1])
+        return sequences, mask
+
+    def _outputs(self, h, sequence, mask):
+        """``(last output, output sequence or None)`` from the last state ``h`` and
+        ``sequence()``, every step's: a masked step repeats the output before it, which is
+        the state h once a step was kept, and zeros before that (zeros at every masked step
+        with ``zero_output_for_mask``)."""
+        if mask is None:
+            return h, sequence() if self.return_sequences else None
+        shown = mask if self.zero_output_for_mask else fw.cumsum(fw.cast(mask, fw.int32), 1) > 0
+        shown = fw.cast(shown, self.dtype)
+        return h * shown[:, -1:], (sequence() * fw.expand_dims(shown, -1)
+                                   if self.return_sequences else None)
+
     def get_config(self):
         config = super().get_config()
         cell = config.pop("cell")["config"]
@@ -225,7 +250,11 @@ class SimpleRNN(_CellRNN):
 
 @LAYERS.register
 class GRU(_CellRNN):
-    """Keras's GRU (``reset_after=True`` by default; see ``GRUCell``)."""
+    """Keras's GRU (``reset_after=True`` by default; see ``GRUCell``).
+
+    With ``reset_after``, Keras's activations and no dropout in training, the whole sequence
+    is one primitive (``framework.ops.recurrent.gru_sequence``), as ``LSTM``'s.
+    """
 
     cell_class = GRUCell
 
@@ -238,6 +267,18 @@ class GRU(_CellRNN):
                  name=None, trainable=True, dtype=None, input_shape=None,
                  activity_regularizer=None):
         super().__init__(locals())
+
+    def _loop(self, sequences, states, mask, training):
+        cell = self.cell
+        fused = self._fused(sequences, mask, training) if cell.reset_after else None
+        if fused is None:
+            return super()._loop(sequences, states, mask, training)
+        bias = cell.bias if cell.use_bias else fw.zeros((2, 3 * cell.units), dtype=self.dtype)
+        hs = gru_sequence(fused[0], states[0], cell.kernel, cell.recurrent_kernel, bias,
+                          mask=fused[1])
+        h = hs[:, -1]
+        last, sequence = self._outputs(h, lambda: hs, fused[1])
+        return last, sequence, [h]
 
 
 @LAYERS.register
@@ -265,27 +306,14 @@ class LSTM(_CellRNN):
 
     def _loop(self, sequences, states, mask, training):
         cell = self.cell
-        if cell.activation is not activations.tanh or \
-                cell.recurrent_activation is not activations.sigmoid or \
-                (training and (cell.dropout or cell.recurrent_dropout)):
+        fused = self._fused(sequences, mask, training)
+        if fused is None:
             return super()._loop(sequences, states, mask, training)
         units = cell.units
         bias = cell.bias if cell.use_bias else fw.zeros((4 * units,), dtype=self.dtype)
-        if self.go_backwards:
-            sequences = fw.reverse(sequences, [1])
-            mask = None if mask is None else fw.reverse(mask, [1])
-        packed = lstm_sequence(sequences, states[0], states[1], cell.kernel,
-                               cell.recurrent_kernel, bias, mask=mask)
+        packed = lstm_sequence(fused[0], states[0], states[1], cell.kernel,
+                               cell.recurrent_kernel, bias, mask=fused[1])
         last = packed[:, -1]
         h, c = last[:, :units], last[:, units:]
-        if mask is None:
-            return h, packed[:, :, :units] if self.return_sequences else None, [h, c]
-        # The outputs from the states: a masked step repeats the output before it, which is
-        # the state h once a step was kept, and zeros before that (or zeros at every masked
-        # step with zero_output_for_mask).
-        shown = mask if self.zero_output_for_mask else fw.cumsum(fw.cast(mask, fw.int32), 1) > 0
-        shown = fw.cast(shown, self.dtype)
-        last_output = h * shown[:, -1:]
-        sequence = (packed[:, :, :units] * fw.expand_dims(shown, -1) if self.return_sequences
-                    else None)
-        return last_output, sequence, [h, c]
+        last, sequence = self._outputs(h, lambda: packed[:, :, :units], fused[1])
+        return last, sequence, [h, c]

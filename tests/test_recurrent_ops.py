@@ -1,13 +1,15 @@
-"""The fused LSTM sequence (framework/ops/recurrent.py) equals its definition, the composite of
-framework ops: outputs and first-order gradients (the hand-written backpropagation through
-time), finite differences at orders 1 and 2, fw.function on a second call, and LSTM's fast
-path equals the same cell looped by RNN."""
+"""The fused LSTM and GRU sequences (framework/ops/recurrent.py) equal their definitions, the
+composites of framework ops: outputs and first-order gradients (the hand-written
+backpropagation through time), with and without a mask; finite differences at orders 1 and 2;
+Jacobians; fw.function on a second call; and the layers' fast paths equal the same cells
+looped by RNN."""
 import numpy as np
 import pytest
 
 import framework as fw
 import layers
-from framework.ops.recurrent import lstm_sequence, lstm_sequence_composite
+from framework.ops.recurrent import (gru_sequence, gru_sequence_composite, lstm_sequence,
+                                     lstm_sequence_composite)
 from framework.test import check_gradients
 
 RNG = np.random.default_rng(3)
@@ -22,12 +24,24 @@ def _arguments(batch=3, steps=4, features=2, units=3, dtype=np.float64):
 MASK = fw.constant(np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]], dtype=bool))
 
 
+def _gru_arguments(batch=3, steps=4, features=2, units=3, dtype=np.float64):
+    shapes = [(batch, steps, features), (batch, units), (features, 3 * units),
+              (units, 3 * units), (2, 3 * units)]
+    return [fw.constant(RNG.normal(size=s).astype(dtype)) for s in shapes]
+
+
+PAIRS = {"lstm": (lstm_sequence, lstm_sequence_composite, _arguments, 6),
+         "gru": (gru_sequence, gru_sequence_composite, _gru_arguments, 3)}
+
+
 @pytest.mark.parametrize("mask", [None, MASK])
-def test_the_primitive_equals_the_composite_with_its_gradients(mask):
-    args = _arguments()
-    cotangent = fw.constant(RNG.normal(size=(3, 4, 6)))
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_the_primitive_equals_the_composite_with_its_gradients(kind, mask):
+    fused_fn, composite_fn, arguments, width = PAIRS[kind]
+    args = arguments()
+    cotangent = fw.constant(RNG.normal(size=(3, 4, width)))
     results = []
-    for fn in (lstm_sequence, lstm_sequence_composite):
+    for fn in (fused_fn, composite_fn):
         with fw.GradientTape() as tape:
             tape.watch(args)
             out = fn(*args, mask=mask)
@@ -36,11 +50,13 @@ def test_the_primitive_equals_the_composite_with_its_gradients(mask):
         np.testing.assert_allclose(fused.numpy(), composite.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_finite_differences_orders_1_and_2():
-    check_gradients(lstm_sequence, *_arguments(batch=2, steps=3, units=2), order=2)
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_finite_differences_orders_1_and_2(kind):
+    fused_fn, _, arguments, _ = PAIRS[kind]
     mask = fw.constant(np.array([[1, 0, 1], [0, 1, 1]], dtype=bool))
-    check_gradients(lambda *args: lstm_sequence(*args, mask=mask),
-                    *_arguments(batch=2, steps=3, units=2), order=2)
+    for kwargs in ({}, {"mask": mask}):
+        check_gradients(lambda *args: fused_fn(*args, **kwargs),
+                        *arguments(batch=2, steps=3, units=2), order=2)
 
 
 def test_fw_function_gives_eager_answers_on_a_second_call():
@@ -60,17 +76,24 @@ def test_fw_function_gives_eager_answers_on_a_second_call():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
-def test_lstm_fast_path_equals_the_cell_loop():
+FAST_PATH_OPTIONS = (
+    {}, {"go_backwards": True, "return_sequences": True, "return_state": True},
+    {"use_bias": False, "return_state": True},
+    {"mask": True, "return_sequences": True, "return_state": True},
+    {"mask": True, "go_backwards": True, "return_state": True},
+    {"mask": True, "go_backwards": True, "return_sequences": True, "zero_output_for_mask": True})
+
+
+@pytest.mark.parametrize("layer, cell", [(layers.LSTM, layers.LSTMCell),
+                                         (layers.GRU, layers.GRUCell)])
+def test_the_fast_path_equals_the_cell_loop(layer, cell):
     x = fw.constant(RNG.normal(size=(2, 5, 3)).astype(np.float32))
     mask = fw.constant(np.array([[0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool))
-    for options in ({}, {"go_backwards": True, "return_sequences": True, "return_state": True},
-                    {"use_bias": False, "return_state": True},
-                    {"mask": mask, "return_sequences": True, "return_state": True},
-                    {"mask": mask, "go_backwards": True, "return_state": True},
-                    {"mask": mask, "return_sequences": True, "zero_output_for_mask": True}):
-        call = {"mask": options.pop("mask")} if "mask" in options else {}
-        fast = layers.LSTM(4, **options)
-        loop = layers.RNN(layers.LSTMCell(4, use_bias=options.get("use_bias", True)),
+    for options in FAST_PATH_OPTIONS:
+        options = dict(options)
+        call = {"mask": mask} if options.pop("mask", False) else {}
+        fast = layer(4, **options)
+        loop = layers.RNN(cell(4, use_bias=options.get("use_bias", True)),
                           **{k: v for k, v in options.items() if k != "use_bias"})
         fast(x)
         loop(x)
@@ -99,3 +122,4 @@ def test_jacobians_through_the_primitive_equal_the_composites():
             fused = found
     for a, b in zip(fused, found, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+

@@ -1,13 +1,15 @@
 """An LSTM classifier's training step: the framework eager and under fw.function, beside a
 NumPy step by hand and PyTorch eager's ``nn.LSTM``, in paired rounds.
 
-The step (float32, 2 threads, or ``OMP_NUM_THREADS``): batch 32, 50 steps of 32 features, ``LSTM(128)``, ``Dense(10)``,
-softmax cross-entropy on logits, Adam. ``numpy`` is the floor: the whole forward pass and
-backpropagation through time written by hand (the input projection of all steps in one
-product, the weight gradients as products over all steps at the end), with Adam by hand.
-``torch`` is PyTorch's ``nn.LSTM`` + ``nn.Linear`` with ``torch.optim.Adam``, when PyTorch is
-installed. As in ``function_step.py``, every round times a burst of each implementation in a
-rotating order; the ratios are medians over rounds of each round's ratio.
+The step (float32, 2 threads, or ``OMP_NUM_THREADS``): batch 32, 50 steps of 32 features,
+``LSTM(128)``, ``Dense(10)``, softmax cross-entropy on logits, Adam. ``numpy`` is the floor:
+the whole forward pass and backpropagation through time written by hand (the input projection
+of all steps in one product, the weight gradients as products over all steps at the end),
+with Adam by hand. ``function, cell loop`` is the same model with ``RNN(LSTMCell)``: the cell's
+dozen ops recorded per step, which LSTM's fused sequence primitive replaces. ``torch`` is
+PyTorch's ``nn.LSTM`` + ``nn.Linear`` with ``torch.optim.Adam``, when PyTorch is installed.
+As in ``function_step.py``, every round times a burst of each implementation in a rotating
+order; the ratios are medians over rounds of each round's ratio.
 
     python benchmarks/lstm_step.py --rounds 21
 """
@@ -26,7 +28,7 @@ limit_threads()
 import numpy as np  # noqa: E402
 
 BATCH, STEPS, FEATURES, UNITS, CLASSES = 32, 50, 32, 128, 10
-IMPLS = ("numpy", "eager", "function", "torch")
+IMPLS = ("numpy", "eager", "function", "function, cell loop", "torch")
 
 
 def _data():
@@ -35,12 +37,13 @@ def _data():
             rng.integers(0, CLASSES, size=BATCH).astype(np.int32))
 
 
-def _framework(compiled):
+def _framework(compiled, cell_loop=False):
     import framework as fw
     import layers
     import optimizers
     x, y = (fw.constant(a) for a in _data())
-    model = layers.Sequential([layers.LSTM(UNITS), layers.Dense(CLASSES)])
+    lstm = layers.RNN(layers.LSTMCell(UNITS)) if cell_loop else layers.LSTM(UNITS)
+    model = layers.Sequential([lstm, layers.Dense(CLASSES)])
     optimizer = optimizers.Adam(1e-3)
 
     def step(x, y):
@@ -136,7 +139,8 @@ def _torch():
 
 
 MAKERS = {"numpy": _numpy, "eager": lambda: _framework(False),
-          "function": lambda: _framework(True), "torch": _torch}
+          "function": lambda: _framework(True),
+          "function, cell loop": lambda: _framework(True, cell_loop=True), "torch": _torch}
 
 
 def main():

@@ -3,7 +3,8 @@
 ``base`` holds ``Layer`` (lazy build, tracking through ``fw.Module``, names, losses) and
 ``model`` the ``Model`` class; ``core`` the Dense, Flatten and Dropout layers;
 ``convolutional`` the convolutions and pools; ``activation_layers``, ``normalization`` and
-``embedding`` the other layer types;
+``embedding`` the other layer types; ``recurrent`` (with its cells in ``rnn_cells``) the RNNs
+and ``wrappers`` Bidirectional, TimeDistributed and Masking;
 ``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
 ``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
 by Keras's names.
@@ -22,10 +23,15 @@ from .lambda_layer import Lambda
 from .merging import Add, Concatenate
 from .model import Model
 from .normalization import BatchNormalization, LayerNormalization
+from .recurrent import GRU, LSTM, RNN, SimpleRNN
+from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from .wrappers import Bidirectional, Masking, TimeDistributed
 
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
            "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
            "ReLU", "Sequential", "Softmax", "activations", "constraints", "initializers", "regularizers",
            "AveragePooling1D", "AveragePooling2D", "Conv1D", "Conv2D", "Conv2DTranspose",
            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-           "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape"]
+           "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape",
+           "GRU", "LSTM", "RNN", "SimpleRNN", "GRUCell", "LSTMCell", "SimpleRNNCell",
+           "StackedRNNCells", "Bidirectional", "Masking", "TimeDistributed"]

@@ -12,7 +12,9 @@ _LARGE_NEGATIVE = -1e9
 
 
 class _Elementwise(Layer):
-    """A layer whose output has its input's shape."""
+    """A layer whose output has its input's shape (and its padding mask, as in Keras)."""
+
+    supports_masking = True
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -6,7 +6,7 @@ nothing here has a gradient of its own.
 import framework as fw
 from framework.registry import Registry
 
-__all__ = ["ACTIVATIONS", "elu", "exponential", "gelu", "get", "leaky_relu", "linear", "log_softmax", "relu",
+__all__ = ["ACTIVATIONS", "elu", "exponential", "gelu", "get", "hard_sigmoid", "leaky_relu", "linear", "log_softmax", "relu",
            "relu6", "selu", "sigmoid", "silu", "softmax", "softplus", "softsign", "swish", "tanh"]
 
 ACTIVATIONS = Registry("activation")
@@ -49,6 +49,12 @@ def leaky_relu(x, negative_slope=0.2):
 @ACTIVATIONS.register
 def relu6(x):
     return fw.clip_by_value(fw.nn.relu(x), 0.0, 6.0)
+
+
+@ACTIVATIONS.register
+def hard_sigmoid(x):
+    """Keras 3's: ``relu6(x + 3) / 6`` (Keras 2's slope was 0.2)."""
+    return relu6(fw.convert_to_tensor(x) + 3.0) / 6.0
 
 
 @ACTIVATIONS.register

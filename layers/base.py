@@ -11,6 +11,10 @@ numbering of layer names; checkpoints are keyed by it. A variable's ``name`` is 
 one (``kernel``) and its ``path`` Keras 3's full one (``mlp/dense_1/kernel``): the chain of layers
 being called when the variable was created.
 
+Masks are Keras 3's: a layer whose ``call`` takes ``mask`` receives the ``_keras_mask`` of its
+input (unless given one), and a layer that ``supports_masking`` attaches ``compute_mask``'s
+answer to its output, so a padding mask travels through Sequential and functional models.
+
 Losses are Keras 3's: ``add_loss`` during a call, activity regularization of the outputs
 (divided by the batch size), and weight regularization computed from the current values each
 time ``losses`` is read; the outermost call clears the tree's call losses first.
@@ -56,6 +60,10 @@ class Layer(Module):
 
     _tracking_order = "assignment"  # Keras's: the order in which attributes were set
     _call_takes_training = False
+    _call_takes_mask = False
+    # Whether ``compute_mask`` gives the output's mask (by default, the input's): Keras's rule,
+    # True for a class that defines ``compute_mask`` or sets it (Dense, Dropout, ...).
+    supports_masking = False
     # Class defaults, so that a subclass that forgot super().__init__() gets an error saying so.
     built = False
     dtype = _variable_dtype = fw.float32.dtype  # (NumPy's: what the layer computes and keeps)
@@ -123,6 +131,9 @@ class Layer(Module):
         params = inspect.signature(cls.call).parameters
         cls._call_takes_training = "training" in params or any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        cls._call_takes_mask = "mask" in params
+        if "compute_mask" in cls.__dict__ and "supports_masking" not in cls.__dict__:
+            cls.supports_masking = True
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
@@ -147,6 +158,11 @@ class Layer(Module):
                 training = frames[-1][1]
         else:
             self._clear_losses()  # the outermost call starts the tree's losses afresh
+        previous_mask = getattr(inputs, "_keras_mask", None)
+        if self._call_takes_mask:
+            if kwargs.get("mask") is None:
+                kwargs["mask"] = previous_mask
+            previous_mask = kwargs["mask"]
         frames.append((self, training))
         try:
             if not self.built:
@@ -161,6 +177,8 @@ class Layer(Module):
                                else self.call(inputs))
         finally:
             frames.pop()
+        if self.supports_masking:
+            _attach_masks(outputs, self.compute_mask(inputs, previous_mask))
         if self.activity_regularizer is not None:
             self._regularize_activity(outputs)
         return outputs
@@ -221,6 +239,11 @@ class Layer(Module):
                 self.call(zeros, training=False)
             else:
                 self.call(zeros)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of the output (Keras's default: the input's), attached to it when the
+        layer ``supports_masking``."""
+        return previous_mask
 
     def compute_output_shape(self, input_shape):
         """The output shape for ``input_shape``, found by running the layer on zeros of both
@@ -453,6 +476,19 @@ def serialized(registry, thing):
         return registry.serialize(thing)
     except ValueError:
         return thing
+
+
+def _attach_masks(outputs, masks):
+    """Set each output's ``_keras_mask`` (one mask, or one per output), keeping one it has."""
+    if masks is None:
+        return
+    outputs, masks = nest.flatten(outputs), nest.flatten(masks)
+    if len(masks) == 1 and len(outputs) > 1:
+        return  # (a single mask for several outputs: Keras attaches it to none either)
+    for output, mask in zip(outputs, masks):
+        if isinstance(output, Tensor) and mask is not None and \
+                getattr(output, "_keras_mask", None) is None:
+            output._keras_mask = mask
 
 
 def _unique_among(base, taken):

@@ -264,7 +264,19 @@ class _GlobalPooling(Layer):
 
 @LAYERS.register
 class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over the steps; with a padding mask (Keras's), over the unmasked steps only."""
+
     rank, _reduce = 1, fw.reduce_mean
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        weights = fw.expand_dims(fw.cast(mask, inputs.dtype), -1)
+        return (fw.reduce_sum(inputs * weights, axis=1, keepdims=self.keepdims)
+                / fw.reduce_sum(weights, axis=1, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
 
 
 @LAYERS.register

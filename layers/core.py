@@ -66,6 +66,8 @@ class Dense(KernelLayer):
     last dimension.
     """
 
+    supports_masking = True  # (Keras's: a padding mask passes through to the next layer)
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  **kwargs):
@@ -154,6 +156,8 @@ class Dropout(Layer):
     or, with ``seed``, from a generator of the layer's own: a reproducible sequence of masks.
     ``noise_shape`` shares one mask along the axes where it is 1 (None means the input's size).
     """
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

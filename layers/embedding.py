@@ -23,8 +23,8 @@ class Embedding(Layer):
     outputs of shape ``inputs.shape + (output_dim,)``.
 
     ``embeddings_initializer`` defaults to Keras's ``"uniform"``, ``RandomUniform(-0.05, 0.05)``.
-    ``mask_zero`` makes ``compute_mask`` mark index 0 as padding (the mask is not propagated
-    to the next layers automatically; pass it on where a layer takes one).
+    ``mask_zero`` makes ``compute_mask`` mark index 0 as padding: the output carries that
+    mask (``_keras_mask``) to the layers after it, as in Keras.
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",

@@ -166,7 +166,7 @@ ERRORS = {
                                  'name = "csv"\npath = "nope.csv"'),
                           "data.path: no such file or folder: 'nope.csv'"),
     "unknown layer key": (edited("units = 8", "unit = 8"), "model.layers[0].unit: unknown key"),
-    "unknown layer type": (edited('type = "dense"', 'type = "lstm"'),
+    "unknown layer type": (edited('type = "dense"', 'type = "hypernet"'),
                            "model.layers[0].type: expected one of "
                            + ", ".join(map(repr, LAYERS.names()))),
     "layer name twice": (edited('name = "out"', 'name = "hidden"'),

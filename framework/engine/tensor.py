@@ -57,7 +57,9 @@ class TensorShape(tuple):
 class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
-    __slots__ = ("_value", "__weakref__")  # weakly referable: tests and caches watch lifetimes
+    # weakly referable: tests and caches watch lifetimes; ``_keras_mask``: the padding mask a
+    # Keras layer attaches to its output (``layers.base``), unset on every other tensor
+    __slots__ = ("_value", "_keras_mask", "__weakref__")
     __array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators
     _trainable = False  # only trainable Variables are watched on access
 

@@ -10,7 +10,7 @@ step, even with an ``initial_state``), or is zeros with ``zero_output_for_mask``
 first and returns the outputs in that order, as Keras does.
 """
 import framework as fw
-from framework import nest
+from framework.engine import nest
 from framework.ops.recurrent import gru_sequence, lstm_sequence
 
 from . import activations

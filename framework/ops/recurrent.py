@@ -15,9 +15,9 @@ The LSTM's output packs each step's ``h`` and ``c`` side by side, ``(batch, step
 units)``, one tensor, since a primitive has one output. A padding mask (batch, steps) makes the
 states carry through the steps where it is False.
 """
-from .. import backend
-from ..primitive import define
-from ..tensor import convert_to_tensor
+from ..engine import backend
+from ..engine.primitive import define
+from ..engine.tensor import convert_to_tensor
 from .linalg import matmul
 from .math import cast, sigmoid, tanh
 from .shape import concat, reshape, stack
@@ -69,7 +69,7 @@ def _vjp_by_recomputing(composite, position, count):
     for a cotangent with leading axes, as ``jacobian`` stacks them); ``count`` arguments are
     differentiable (not a mask)."""
     def vjp(g, out, *args, saved=None):
-        from ..tape import GradientTape
+        from ..engine.tape import GradientTape
         with GradientTape(persistent=True) as tape:
             tape.watch(list(args[:count]))
             packed = composite(*args)

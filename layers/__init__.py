@@ -9,6 +9,7 @@
 by Keras's names.
 """
 from . import activations, initializers, regularizers
+from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
@@ -22,10 +23,12 @@ from .lambda_layer import Lambda
 from .merging import Add, Concatenate
 from .model import Model
 from .normalization import BatchNormalization, LayerNormalization
+from .transformer import TransformerEncoder
 
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
            "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
            "ReLU", "Sequential", "Softmax", "activations", "initializers", "regularizers",
            "AveragePooling1D", "AveragePooling2D", "Conv1D", "Conv2D", "Conv2DTranspose",
            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
-           "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape"]
+           "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape",
+           "AdditiveAttention", "Attention", "MultiHeadAttention", "TransformerEncoder"]

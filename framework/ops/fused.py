@@ -1,5 +1,6 @@
 """Ops that Keras layers compose from several, fused into one: the softmax with a mask over
-one or several axes (``layers.Softmax``, the attention layers).
+one or several axes (``layers.Softmax``, the attention layers) and layer normalization
+(``layers.LayerNormalization``).
 
 Keras's masked softmax is ``where(mask, x, -1e9)``, the softmax, then ``where(mask, p, 0)``
 (``fill``); its ``Attention`` layers' is ``where(mask, x - 1e9, x)`` and the softmax, without
@@ -7,6 +8,13 @@ the last step. As one op it takes one pass over the scores instead of three and 
 softmax's own, ``p * (g - sum(g * p))``: at a masked entry ``p`` is 0 (``exp`` of -1e9
 underflows), so the masked entries get no gradient, as through the ``where``s. The VJP is
 written with the framework's ops, so higher orders come from the tape.
+
+Layer normalization, ``(x - mean) / sqrt(variance + epsilon) * gamma + beta`` over some axes,
+is a dozen ops composed (``layers.normalization``'s ``moments`` and ``normalize``) and twice as
+many in their backward pass; as one op the forward keeps the normalized ``x`` and ``1 / sqrt(
+variance + epsilon)`` for its array VJP, which gives all three gradients in a few passes. Its
+tensor VJPs recompute them with the framework's ops (higher orders). Both forms serve NumPy
+and CuPy arrays alike.
 """
 import numpy as np
 
@@ -14,9 +22,10 @@ from .. import backend
 from ..primitive import define
 from ..tensor import convert_to_tensor
 from .math import floats_only
-from .reduce import reduce_sum
+from .elementwise import rsqrt
+from .reduce import reduce_mean, reduce_sum
 
-__all__ = ["masked_softmax"]
+__all__ = ["layer_normalization", "masked_softmax"]
 
 # What Keras puts at masked-out logits (float16: -3e4, which its exp still takes to 0).
 _LARGE_NEGATIVE = {np.dtype(np.float16): -3e4}
@@ -74,3 +83,63 @@ def masked_softmax(x, mask, axes, fill=True):
     if mask is None:
         return _softmax(x, axes=axes)
     return _masked(x, convert_to_tensor(mask), axes=axes, fill=bool(fill))
+
+
+# --- layer normalization ---------------------------------------------------------------------------
+def _layer_norm_forward(x, gamma, beta, axes, epsilon):
+    xp = backend.array_module(x)
+    normed = x - x.mean(axis=axes, keepdims=True)
+    inv = (normed * normed).mean(axis=axes, keepdims=True)
+    inv += epsilon
+    xp.sqrt(inv, out=inv)
+    xp.divide(1, inv, out=inv)
+    normed *= inv
+    out = normed * gamma
+    out += beta
+    return out, (normed, inv)
+
+
+def _normalized_parts(x, axes, epsilon):
+    """The normalized ``x`` and ``1 / sqrt(variance + epsilon)``, from the framework's ops."""
+    centered = x - reduce_mean(x, axis=axes, keepdims=True)
+    inv = rsqrt(reduce_mean(centered * centered, axis=axes, keepdims=True) + epsilon)
+    return centered * inv, inv
+
+
+def _layer_norm_vjp_x(g, out, x, gamma, beta, axes, epsilon, saved=None):
+    normed, inv = _normalized_parts(x, axes, epsilon)
+    dn = g * gamma
+    return inv * (dn - reduce_mean(dn, axis=axes, keepdims=True)
+                  - normed * reduce_mean(dn * normed, axis=axes, keepdims=True))
+
+
+def _layer_norm_vjp_gamma(g, out, x, gamma, beta, axes, epsilon, saved=None):
+    return g * _normalized_parts(x, axes, epsilon)[0]  # (the tape sums it to gamma's shape)
+
+
+def _layer_norm_array_vjp(g, out, needs, x, gamma, beta, axes, epsilon, saved):
+    normed, inv = saved
+    dx = dgamma = None
+    if needs[0]:
+        dn = g * gamma
+        dx = dn - dn.mean(axis=axes, keepdims=True)
+        dn *= normed
+        dx -= normed * dn.mean(axis=axes, keepdims=True)
+        dx *= inv
+    if needs[1]:
+        dgamma = g * normed
+    return dx, dgamma, g if needs[2] else None
+
+
+_layer_norm = define("layer_normalization", floats_only(_layer_norm_forward),
+                     _layer_norm_vjp_x, _layer_norm_vjp_gamma,
+                     lambda g, out, x, gamma, beta, axes, epsilon, saved=None: g,
+                     array_vjp=_layer_norm_array_vjp, saves=True, same_dtype=True)
+
+
+def layer_normalization(x, gamma, beta, axes, epsilon):
+    """``(x - mean) / sqrt(variance + epsilon) * gamma + beta``, the mean and (biased) variance
+    over ``axes``; ``gamma`` and ``beta`` broadcast against ``x``."""
+    x = convert_to_tensor(x)
+    axes = tuple(sorted(a % x.ndim - x.ndim for a in axes))
+    return _layer_norm(x, gamma, beta, axes=axes, epsilon=float(epsilon))

@@ -1,0 +1,300 @@
+"""The W6 Transformer-block training step: ours eagerly and under fw.function (attention from
+the framework's ops, and from ``MultiHeadAttention`` in a ``TransformerEncoder``), NumPy by
+hand, and PyTorch eager built from the same ops when it is installed, in paired rounds.
+
+The step (float32, 2 BLAS threads): ``x`` of shape (batch 32, sequence 64, dim 128); 4 heads of
+32; ``a = LN(x + MHA(x))``, ``y = LN(a + Dense(128)(relu(Dense(256)(a))))`` (post-LN,
+epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) on all 16
+weights. Every implementation starts from the same weights, and the script checks that their
+step-1 losses agree before it times anything. On a shared machine speed drifts from second to
+second, so the implementations run in one process, in rounds of a short burst each in a
+rotating order; "vs PyTorch" and "vs NumPy" are medians of each round's own ratio, the lowest
+and highest round's beside them.
+
+    python benchmarks/transformer_step.py
+    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops
+"""
+import argparse
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from benchmarks.common import limit_threads, table  # noqa: E402
+
+limit_threads()  # 2 BLAS threads, before NumPy loads
+from benchmarks.function_step import interleaved  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+BATCH, SEQ, DIM, HEADS, FF = 32, 64, 128, 4, 256
+HEAD = DIM // HEADS
+EPS, LR = 1e-5, 1e-3
+IMPLS = ("numpy", "eager-ops", "function-ops", "eager-layers", "function-layers", "torch")
+
+
+def data():
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((BATCH, SEQ, DIM)).astype(np.float32),
+            rng.standard_normal((BATCH, SEQ, DIM)).astype(np.float32))
+
+
+def weights():
+    """Wq, bq, Wk, bk, Wv, bv (as matrices (dim, heads * head)), Wo, bo, the first
+    LayerNormalization's gamma and beta, the second's, W1, b1, W2, b2: the TransformerEncoder's
+    order."""
+    rng = np.random.default_rng(1)
+
+    def glorot(fan_in, fan_out):
+        limit = (6 / (fan_in + fan_out)) ** 0.5
+        return rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32)
+
+    def small(n):
+        return (0.1 * rng.standard_normal(n)).astype(np.float32)
+    return [glorot(DIM, DIM), small(DIM), glorot(DIM, DIM), small(DIM), glorot(DIM, DIM),
+            small(DIM), glorot(DIM, DIM), small(DIM), 1 + small(DIM), small(DIM), 1 + small(DIM),
+            small(DIM), glorot(DIM, FF), small(FF), glorot(FF, DIM), small(DIM)]
+
+
+def flops():
+    """Matrix-product FLOPs of one step: the forward's, twice that again for the backward."""
+    rows = BATCH * SEQ
+    forward = 2 * rows * DIM * DIM * 4 + 2 * 2 * BATCH * HEADS * SEQ * SEQ * HEAD
+    forward += 2 * 2 * rows * DIM * FF
+    return 3 * forward
+
+
+# --- NumPy by hand --------------------------------------------------------------------------------
+def numpy_step():
+    """Forward, backward and Adam written out, in place wherever it saves an allocation."""
+    x, target = data()
+    params = weights()
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    t = [0]
+    rows, scale = BATCH * SEQ, np.float32(1 / np.sqrt(HEAD))
+    x2 = x.reshape(rows, DIM)
+
+    def heads(a):  # (rows, dim) -> (batch, heads, seq, head), a view
+        return a.reshape(BATCH, SEQ, HEADS, HEAD).transpose(0, 2, 1, 3)
+
+    def merge(a):  # (batch, heads, seq, head) -> (rows, dim)
+        return a.transpose(0, 2, 1, 3).reshape(rows, DIM)
+
+    def layer_norm(r, gamma, beta):
+        mean = r.mean(-1, keepdims=True)
+        centered = r - mean
+        inv = 1 / np.sqrt((centered * centered).mean(-1, keepdims=True) + EPS)
+        normed = centered * inv
+        return normed * gamma + beta, (normed, inv)
+
+    def layer_norm_grad(dy, gamma, cache):
+        normed, inv = cache
+        dgamma, dbeta = (dy * normed).sum(0), dy.sum(0)
+        dn = dy * gamma
+        dx = dn - dn.mean(-1, keepdims=True) - normed * (dn * normed).mean(-1, keepdims=True)
+        dx *= inv
+        return dx, dgamma, dbeta
+
+    def step():
+        wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+        q, k, vv = heads(x2.dot(wq) + bq), heads(x2.dot(wk) + bk), heads(x2.dot(wv) + bv)
+        qs = q * scale
+        s = np.matmul(qs, k.transpose(0, 1, 3, 2))
+        s -= s.max(-1, keepdims=True)
+        np.exp(s, out=s)
+        s /= s.sum(-1, keepdims=True)
+        p = s
+        o = merge(np.matmul(p, vv))
+        h1, c1 = layer_norm(x2 + o.dot(wo) + bo, g1, be1)
+        f1 = h1.dot(w1)
+        f1 += b1
+        np.maximum(f1, 0, out=f1)
+        f2 = f1.dot(w2)
+        f2 += b2
+        f2 += h1
+        y, c2 = layer_norm(f2, g2, be2)
+        diff = y - target.reshape(rows, DIM)
+        loss = float(np.mean(diff * diff))
+        dy = diff * np.float32(2 / diff.size)
+        dr2, dg2, dbe2 = layer_norm_grad(dy, g2, c2)
+        dw2, db2 = f1.T.dot(dr2), dr2.sum(0)
+        df1 = dr2.dot(w2.T)
+        df1 *= f1 > 0
+        dw1, db1 = h1.T.dot(df1), df1.sum(0)
+        dh1 = df1.dot(w1.T)
+        dh1 += dr2
+        dr1, dg1, dbe1 = layer_norm_grad(dh1, g1, c1)
+        dwo, dbo = o.T.dot(dr1), dr1.sum(0)
+        do = heads(dr1.dot(wo.T))
+        dp = np.matmul(do, vv.transpose(0, 1, 3, 2))
+        dv = np.matmul(p.transpose(0, 1, 3, 2), do)
+        dp -= (dp * p).sum(-1, keepdims=True)
+        dp *= p
+        dq = np.matmul(dp, k)
+        dq *= scale
+        dk = np.matmul(dp.transpose(0, 1, 3, 2), qs)
+        dq, dk, dv = merge(dq), merge(dk), merge(dv)
+        grads = [x2.T.dot(dq), dq.sum(0), x2.T.dot(dk), dk.sum(0), x2.T.dot(dv), dv.sum(0),
+                 dwo, dbo, dg1, dbe1, dg2, dbe2, dw1, db1, dw2, db2]
+        t[0] += 1
+        rate = LR * np.sqrt(1 - 0.999 ** t[0]) / (1 - 0.9 ** t[0])
+        for p_, g, m_, v_ in zip(params, grads, m, v):
+            m_ *= 0.9
+            m_ += 0.1 * g
+            v_ *= 0.999
+            g *= g
+            v_ += 0.001 * g
+            update = np.sqrt(v_)
+            update += 1e-7
+            np.divide(m_, update, out=update)
+            update *= rate
+            p_ -= update
+        return loss
+    return step
+
+
+# --- ours ------------------------------------------------------------------------------------------
+def _fw_train(forward, variables, compiled):
+    import framework as fw
+    from optimizers import Adam
+    x, target = (fw.constant(a) for a in data())
+    optimizer = Adam(LR, epsilon=1e-7)
+
+    def step(x, target):
+        with fw.GradientTape() as tape:
+            diff = forward(x) - target
+            loss = fw.reduce_mean(diff * diff)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+    step = fw.function(step) if compiled else step
+    return lambda: float(step(x, target))
+
+
+def fw_ops_step(compiled):
+    """The block from the framework's ops, as a TensorFlow user writes it by hand."""
+    import framework as fw
+    params = [fw.Variable(w) for w in weights()]
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return fw.transpose(fw.reshape(a, (BATCH, SEQ, HEADS, HEAD)), (0, 2, 1, 3))
+
+    def layer_norm(r, gamma, beta):
+        mean, variance = fw.nn.moments(r, axes=[-1], keepdims=True)
+        return fw.nn.batch_normalization(r, mean, variance, beta, gamma, EPS)
+
+    def forward(x):
+        rows = fw.reshape(x, (BATCH * SEQ, DIM))
+        q = heads(fw.nn.dense(rows, wq, bq)) * scale
+        k, v = heads(fw.nn.dense(rows, wk, bk)), heads(fw.nn.dense(rows, wv, bv))
+        p = fw.nn.softmax(fw.matmul(q, k, transpose_b=True))
+        o = fw.reshape(fw.transpose(fw.matmul(p, v), (0, 2, 1, 3)), (BATCH * SEQ, DIM))
+        h1 = layer_norm(rows + fw.nn.dense(o, wo, bo), g1, be1)
+        f = fw.nn.dense(fw.nn.dense(h1, w1, b1, relu=True), w2, b2)
+        return fw.reshape(layer_norm(h1 + f, g2, be2), (BATCH, SEQ, DIM))
+    return _fw_train(forward, params, compiled)
+
+
+def fw_layers_step(compiled):
+    """The block as a ``TransformerEncoder`` (``MultiHeadAttention``, ``LayerNormalization``,
+    ``Dense``) with the same weights."""
+    import framework as fw
+    from layers import TransformerEncoder
+    block = TransformerEncoder(FF, HEADS, layer_norm_epsilon=EPS)
+    block(fw.zeros((1, SEQ, DIM)))
+    w = weights()
+    kernels = [w[0].reshape(DIM, HEADS, HEAD), w[1].reshape(HEADS, HEAD),
+               w[2].reshape(DIM, HEADS, HEAD), w[3].reshape(HEADS, HEAD),
+               w[4].reshape(DIM, HEADS, HEAD), w[5].reshape(HEADS, HEAD),
+               w[6].reshape(HEADS, HEAD, DIM), w[7]]
+    block.set_weights(kernels + w[8:])
+    return _fw_train(lambda x: block(x, training=True), block.trainable_variables, compiled)
+
+
+# --- PyTorch ---------------------------------------------------------------------------------------
+def torch_step():
+    """The same block from PyTorch's ops (matmul, softmax, layer_norm, relu), eagerly."""
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(2)
+    x, target = (torch.from_numpy(a) for a in data())
+    params = [torch.tensor(w, requires_grad=True) for w in weights()]
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    optimizer = torch.optim.Adam(params, lr=LR, eps=1e-7)
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return a.reshape(BATCH, SEQ, HEADS, HEAD).transpose(1, 2)
+
+    def step():
+        rows = x.reshape(BATCH * SEQ, DIM)
+        q = heads(torch.addmm(bq, rows, wq)) * scale
+        k, v = heads(torch.addmm(bk, rows, wk)), heads(torch.addmm(bv, rows, wv))
+        p = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+        o = (p @ v).transpose(1, 2).reshape(BATCH * SEQ, DIM)
+        h1 = F.layer_norm(rows + torch.addmm(bo, o, wo), (DIM,), g1, be1, EPS)
+        f = torch.addmm(b2, torch.relu(torch.addmm(b1, h1, w1)), w2)
+        y = F.layer_norm(h1 + f, (DIM,), g2, be2, EPS)
+        loss = ((y - target.reshape(BATCH * SEQ, DIM)) ** 2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return float(loss)
+    return step
+
+
+def make(impl):
+    if impl == "numpy":
+        return numpy_step()
+    if impl == "torch":
+        return torch_step()
+    kind, variant = impl.split("-")
+    build = fw_ops_step if variant == "ops" else fw_layers_step
+    return build(kind == "function")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=IMPLS, action="append")
+    parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
+    parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
+    args = parser.parse_args()
+    names = args.impl or list(IMPLS)
+    fns, missing = {}, {}
+    for impl in names:
+        try:
+            fns[impl] = make(impl)
+        except ImportError as e:
+            missing[impl] = str(e)
+    first = {impl: fn() for impl, fn in fns.items()}  # step 1 from the same weights
+    reference = next(iter(first.values()))
+    for impl, loss in first.items():
+        print(f"step-1 loss {impl}: {loss:.6f}")
+        if abs(loss - reference) > 1e-4 * abs(reference):
+            raise SystemExit(f"{impl}'s step-1 loss {loss} differs from {reference}")
+    times = interleaved(fns, args.rounds, args.seconds)
+    gflop = flops() / 1e9
+    rows = []
+    for impl, done in times.items():
+        row = [impl, f"{statistics.median(done) * 1e3:.2f} ({min(done) * 1e3:.2f}-"
+                     f"{max(done) * 1e3:.2f})", f"{gflop / statistics.median(done):.0f}"]
+        for base in ("torch", "numpy"):
+            if base in times:
+                ratios = [a / b for a, b in zip(done, times[base])]
+                row.append(f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
+                           f"{max(ratios):.2f})")
+            else:
+                row.append("")
+        rows.append(row)
+    rows += [[impl, "unavailable: " + why[:60], "", "", ""] for impl, why in missing.items()]
+    print(f"\nW6 Transformer block step, {args.rounds} paired rounds in one process "
+          f"({gflop:.2f} GFLOP of products per step)\n")
+    table(["implementation", "ms per step (min-max)", "GFLOP/s", "vs PyTorch", "vs NumPy"], rows)
+
+
+if __name__ == "__main__":
+    main()

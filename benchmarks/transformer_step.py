@@ -7,12 +7,13 @@ The step (float32, 2 BLAS threads): ``x`` of shape (batch 32, sequence 64, dim 1
 epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) on all 16
 weights. Every implementation starts from the same weights, and the script checks that their
 step-1 losses agree before it times anything. On a shared machine speed drifts from second to
-second, so the implementations run in one process, in rounds of a short burst each in a
-rotating order; "vs PyTorch" and "vs NumPy" are medians of each round's own ratio, the lowest
+second, so the implementations run side by side (ours and NumPy in this process, PyTorch in a
+worker process of its own), in rounds of a short burst each in a rotating order; "vs PyTorch" and "vs NumPy" are medians of each round's own ratio, the lowest
 and highest round's beside them.
 
     python benchmarks/transformer_step.py
     python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py  # 1 thread
 """
 import argparse
 import os
@@ -220,7 +221,7 @@ def torch_step():
     """The same block from PyTorch's ops (matmul, softmax, layer_norm, relu), eagerly."""
     import torch
     import torch.nn.functional as F
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # (limit_threads': 2)
     x, target = (torch.from_numpy(a) for a in data())
     params = [torch.tensor(w, requires_grad=True) for w in weights()]
     wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
@@ -243,7 +244,35 @@ def torch_step():
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        return float(loss)
+        return loss.item()
+    return step
+
+
+def _torch_worker(conn):
+    """PyTorch's steps in a process of its own (its OpenMP threads spin after each op and
+    would slow NumPy's BLAS threads down in a shared process): one step per message."""
+    step = torch_step()
+    try:
+        while conn.recv():
+            conn.send(step())
+    except EOFError:  # the benchmark is over
+        pass
+
+
+def remote_torch_step():
+    """A function that runs one PyTorch step in the worker process and returns its loss."""
+    import multiprocessing
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("torch is not installed")
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    worker = multiprocessing.get_context("spawn").Process(target=_torch_worker, args=(child,),
+                                                          daemon=True)
+    worker.start()
+
+    def step():
+        parent.send(True)
+        return parent.recv()
     return step
 
 
@@ -251,7 +280,7 @@ def make(impl):
     if impl == "numpy":
         return numpy_step()
     if impl == "torch":
-        return torch_step()
+        return remote_torch_step()
     kind, variant = impl.split("-")
     build = fw_ops_step if variant == "ops" else fw_layers_step
     return build(kind == "function")

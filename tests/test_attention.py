@@ -239,3 +239,17 @@ def test_the_config_names_and_round_trip():
     again = MultiHeadAttention.from_config(layer.get_config())
     assert again.get_config() == {**layer.get_config(), "name": again.name}
     assert layer.compute_output_shape((None, 7, 6)) == (None, 7, 5)
+
+
+def test_attention_layers_in_functional_models():
+    query, value = layers.Input((4, 6)), layers.Input((5, 6))
+    mha = MultiHeadAttention(2, 3)
+    out, scores = mha(query, value, return_attention_scores=True)
+    pooled = layers.GlobalAveragePooling1D()(Attention()([out, value]))
+    model = layers.Model([query, value], [pooled, scores])
+    q = np.random.default_rng(7).normal(size=(2, 4, 6)).astype(np.float32)
+    v = np.random.default_rng(8).normal(size=(2, 5, 6)).astype(np.float32)
+    got_pooled, got_scores = model([q, v])
+    assert got_pooled.shape == (2, 6) and got_scores.shape == (2, 2, 4, 5)
+    np.testing.assert_array_equal(got_scores.numpy(),
+                                  mha(q, v, return_attention_scores=True)[1].numpy())

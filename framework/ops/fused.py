@@ -35,16 +35,18 @@ def _large_negative(dtype):
     return _LARGE_NEGATIVE.get(dtype, -1e9)
 
 
-def _normalized(e, axes):
-    """``exp`` of ``e`` (shifted by its maximum over ``axes``) over its sum, in place."""
-    e -= e.max(axis=axes, keepdims=True)
+def _normalized(e, axes, shifted=False):
+    """``exp`` of ``e`` (shifted by its maximum over ``axes`` unless ``shifted``) over its sum,
+    in place."""
+    if not shifted:
+        e -= e.max(axis=axes, keepdims=True)
     backend.array_module(e).exp(e, out=e)
     e /= e.sum(axis=axes, keepdims=True)
     return e
 
 
 def _softmax_forward(x, axes):
-    return _normalized(x.copy(), axes)
+    return _normalized(x - x.max(axis=axes, keepdims=True), axes, shifted=True)
 
 
 def _masked_forward(x, mask, axes, fill):

@@ -231,6 +231,11 @@ class MultiHeadAttention(Layer):
             outputs = fw.einsum(self._equations[1], weights, value)
         return outputs, scores
 
+    supports_masking = True  # (the output carries the query's mask, as in Keras)
+
+    def compute_mask(self, query, mask=None):
+        return keras_mask(query) if mask is None else mask
+
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         query_shape = tuple(query_shape)
         return query_shape[:-1] + self.output_shape if self.output_shape else query_shape
@@ -360,8 +365,13 @@ class _BaseDenseAttention(Layer):
             outputs = fw.where(fw.expand_dims(query_mask, -1), outputs, 0.0)
         return (outputs, weights) if return_attention_scores else outputs
 
+    supports_masking = True
+
     def compute_mask(self, inputs, mask=None):
-        return None if mask is None or mask[0] is None else fw.convert_to_tensor(mask[0])
+        """The query's mask (given, or carried by the query), as Keras."""
+        if mask is None and isinstance(inputs, (list, tuple)) and inputs:
+            mask = [keras_mask(inputs[0])]
+        return None if not mask or mask[0] is None else fw.convert_to_tensor(mask[0])
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[0][:-1], input_shape[1][-1])

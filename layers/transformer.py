@@ -9,7 +9,7 @@ fits a ``Sequential`` and a config's ``[[model.layers]]``.
 import framework as fw
 
 from . import activations, initializers
-from .attention import MultiHeadAttention
+from .attention import MultiHeadAttention, keras_mask
 from .base import LAYERS, Layer, serialized
 from .core import Dense, Dropout
 from .normalization import LayerNormalization
@@ -67,6 +67,8 @@ class TransformerEncoder(Layer):
         x = inputs
         if self.normalize_first:
             x = self._self_attention_layer_norm(x)
+        if padding_mask is None:
+            padding_mask = keras_mask(inputs)  # (an Embedding(mask_zero=True)'s, say)
         mask = None
         if padding_mask is not None:  # (batch, 1, positions): padded keys are not attended to
             mask = fw.expand_dims(fw.cast(padding_mask, fw.bool), -2)
@@ -83,6 +85,8 @@ class TransformerEncoder(Layer):
         x = self._feedforward_output_dense(self._feedforward_intermediate_dense(x))
         x = self._dropouts[1](x, training=training) + residual
         return x if self.normalize_first else self._feedforward_layer_norm(x)
+
+    supports_masking = True
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

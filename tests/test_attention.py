@@ -253,3 +253,16 @@ def test_attention_layers_in_functional_models():
     assert got_pooled.shape == (2, 6) and got_scores.shape == (2, 2, 4, 5)
     np.testing.assert_array_equal(got_scores.numpy(),
                                   mha(q, v, return_attention_scores=True)[1].numpy())
+
+
+def test_the_output_mask_is_the_querys_as_in_keras():
+    q = fw.zeros((2, 4, 6))
+    query_mask = fw.constant(np.array([[True, True, False, False]] * 2))
+    attention = Attention()
+    assert attention.compute_mask([q, q], [None, query_mask]) is None
+    np.testing.assert_array_equal(
+        attention.compute_mask([q, q], [query_mask, None]).numpy(), query_mask.numpy())
+    assert MultiHeadAttention(2, 3).compute_mask(q, query_mask) is query_mask
+    assert all(layer.supports_masking for layer in (attention, AdditiveAttention(),
+                                                     MultiHeadAttention(2, 3),
+                                                     TransformerEncoder(8, 2)))

@@ -1,6 +1,7 @@
-"""The W6 Transformer-block training step: ours eagerly and under fw.function (attention from
-the framework's ops, and from ``MultiHeadAttention`` in a ``TransformerEncoder``), NumPy by
-hand, and PyTorch eager built from the same ops when it is installed, in paired rounds.
+"""The W6 Transformer-block training step: ours eagerly and under fw.function (``-ops``: the
+attention from the framework's ops; ``-layers``: ``MultiHeadAttention`` in a
+``TransformerEncoder``), NumPy by hand, and PyTorch eager built from the same ops when it is
+installed, in paired rounds.
 
 The step (float32, 2 BLAS threads): ``x`` of shape (batch 32, sequence 64, dim 128); 4 heads of
 32; ``a = LN(x + MHA(x))``, ``y = LN(a + Dense(128)(relu(Dense(256)(a))))`` (post-LN,
@@ -175,18 +176,21 @@ def _fw_train(forward, variables, compiled):
 
 
 def fw_ops_step(compiled):
-    """The block from the framework's ops, as a TensorFlow user writes it by hand."""
+    """The attention from the framework's ops, as a TensorFlow user writes it by hand
+    (``fw.nn.dense`` projections, ``fw.matmul``, ``fw.nn.softmax``), around Keras's
+    ``LayerNormalization`` layers (as the TensorFlow Transformer tutorial has them)."""
     import framework as fw
+    from layers import LayerNormalization
     params = [fw.Variable(w) for w in weights()]
     wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    norms = [LayerNormalization(epsilon=EPS), LayerNormalization(epsilon=EPS)]
+    for norm, gamma, beta in zip(norms, (g1, g2), (be1, be2)):
+        norm.build((None, DIM))
+        norm.gamma, norm.beta = gamma, beta  # (the same variables the optimizer updates)
     scale = 1 / np.sqrt(HEAD)
 
     def heads(a):
         return fw.transpose(fw.reshape(a, (BATCH, SEQ, HEADS, HEAD)), (0, 2, 1, 3))
-
-    def layer_norm(r, gamma, beta):
-        mean, variance = fw.nn.moments(r, axes=[-1], keepdims=True)
-        return fw.nn.batch_normalization(r, mean, variance, beta, gamma, EPS)
 
     def forward(x):
         rows = fw.reshape(x, (BATCH * SEQ, DIM))
@@ -194,9 +198,9 @@ def fw_ops_step(compiled):
         k, v = heads(fw.nn.dense(rows, wk, bk)), heads(fw.nn.dense(rows, wv, bv))
         p = fw.nn.softmax(fw.matmul(q, k, transpose_b=True))
         o = fw.reshape(fw.transpose(fw.matmul(p, v), (0, 2, 1, 3)), (BATCH * SEQ, DIM))
-        h1 = layer_norm(rows + fw.nn.dense(o, wo, bo), g1, be1)
+        h1 = norms[0](rows + fw.nn.dense(o, wo, bo))
         f = fw.nn.dense(fw.nn.dense(h1, w1, b1, relu=True), w2, b2)
-        return fw.reshape(layer_norm(h1 + f, g2, be2), (BATCH, SEQ, DIM))
+        return fw.reshape(norms[1](h1 + f), (BATCH, SEQ, DIM))
     return _fw_train(forward, params, compiled)
 
 

@@ -266,3 +266,13 @@ def test_the_output_mask_is_the_querys_as_in_keras():
     assert all(layer.supports_masking for layer in (attention, AdditiveAttention(),
                                                      MultiHeadAttention(2, 3),
                                                      TransformerEncoder(8, 2)))
+
+
+def test_attention_dropout_draws_fresh_masks_in_training_only_under_fw_function():
+    layer = MultiHeadAttention(2, 3, dropout=0.5)
+    q = fw.constant(np.random.default_rng(9).normal(size=(2, 4, 6)).astype(np.float32))
+    inference = layer(q, q).numpy()
+    compiled = fw.function(lambda x: layer(x, x, training=True))
+    first, second = compiled(q).numpy(), compiled(q).numpy()
+    assert not np.array_equal(first, second) and not np.array_equal(first, inference)
+    np.testing.assert_array_equal(fw.function(lambda x: layer(x, x))(q).numpy(), inference)

@@ -9,17 +9,20 @@ epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) o
 weights. Every implementation starts from the same weights, and the script checks that their
 step-1 losses agree before it times anything. On a shared machine speed drifts from second to
 second, so the implementations run side by side (ours and NumPy in this process, PyTorch in a
-worker process of its own), in rounds of a short burst each in a rotating order; "vs PyTorch" and "vs NumPy" are medians of each round's own ratio, the lowest
-and highest round's beside them.
+worker process of its own), in rounds of a short burst each in a rotating order; "vs PyTorch"
+and "vs NumPy" are medians of each round's own ratio, the lowest and highest round's beside
+them. Where the machine is crowded, ``--clock cpu`` with one BLAS thread times the CPU each
+step takes in the process that runs it, which moves far less than wall-clock time.
 
     python benchmarks/transformer_step.py
     python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py  # 1 thread
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py --clock cpu
 """
 import argparse
 import os
 import statistics
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -157,7 +160,7 @@ def numpy_step():
     return step
 
 
-# --- ours ------------------------------------------------------------------------------------------
+# --- ours -----------------------------------------------------------------------------------------
 def _fw_train(forward, variables, compiled):
     import framework as fw
     from optimizers import Adam
@@ -220,7 +223,7 @@ def fw_layers_step(compiled):
     return _fw_train(lambda x: block(x, training=True), block.trainable_variables, compiled)
 
 
-# --- PyTorch ---------------------------------------------------------------------------------------
+# --- PyTorch --------------------------------------------------------------------------------------
 def torch_step():
     """The same block from PyTorch's ops (matmul, softmax, layer_norm, relu), eagerly."""
     import torch
@@ -252,13 +255,26 @@ def torch_step():
     return step
 
 
+def _cpu_burst(step, n):
+    """CPU seconds of this process for ``n`` steps: on a machine shared by many processes the
+    CPU time a step takes moves far less than its wall-clock time (``--clock cpu``, with one
+    BLAS thread)."""
+    start = time.process_time()
+    for _ in range(n):
+        step()
+    return time.process_time() - start
+
+
 def _torch_worker(conn):
     """PyTorch's steps in a process of its own (its OpenMP threads spin after each op and
-    would slow NumPy's BLAS threads down in a shared process): one step per message."""
+    would slow NumPy's BLAS threads down in a shared process): a message ``n`` runs ``n``
+    steps and answers the last loss and the CPU seconds they took."""
     step = torch_step()
     try:
-        while conn.recv():
-            conn.send(step())
+        while True:
+            n = conn.recv()
+            loss = step()
+            conn.send((loss, _cpu_burst(step, n - 1) if n > 1 else 0.0))
     except EOFError:  # the benchmark is over
         pass
 
@@ -275,19 +291,36 @@ def remote_torch_step():
     worker.start()
 
     def step():
-        parent.send(True)
-        return parent.recv()
+        parent.send(1)
+        return parent.recv()[0]
+
+    def cpu_burst(n):
+        parent.send(n + 1)
+        return parent.recv()[1]
+    step.cpu_burst = cpu_burst
     return step
 
 
 def make(impl):
-    if impl == "numpy":
-        return numpy_step()
     if impl == "torch":
         return remote_torch_step()
-    kind, variant = impl.split("-")
-    build = fw_ops_step if variant == "ops" else fw_layers_step
-    return build(kind == "function")
+    if impl == "numpy":
+        step = numpy_step()
+    else:
+        kind, variant = impl.split("-")
+        step = (fw_ops_step if variant == "ops" else fw_layers_step)(kind == "function")
+    step.cpu_burst = lambda n: _cpu_burst(step, n)
+    return step
+
+
+def cpu_rounds(fns, rounds, steps):
+    """Per implementation, the CPU seconds per step of each round (a rotating order)."""
+    names, times = list(fns), {name: [] for name in fns}
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(fns[name].cpu_burst(steps) / steps)
+    return times
 
 
 def main():
@@ -295,6 +328,10 @@ def main():
     parser.add_argument("--impl", choices=IMPLS, action="append")
     parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
     parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall-clock time per step, or the CPU time of the process that "
+                             "runs it (steadier on a shared machine; use one BLAS thread)")
+    parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
     args = parser.parse_args()
     names = args.impl or list(IMPLS)
     fns, missing = {}, {}
@@ -309,7 +346,8 @@ def main():
         print(f"step-1 loss {impl}: {loss:.6f}")
         if abs(loss - reference) > 1e-4 * abs(reference):
             raise SystemExit(f"{impl}'s step-1 loss {loss} differs from {reference}")
-    times = interleaved(fns, args.rounds, args.seconds)
+    times = (interleaved(fns, args.rounds, args.seconds) if args.clock == "wall"
+             else cpu_rounds(fns, args.rounds, args.steps))
     gflop = flops() / 1e9
     rows = []
     for impl, done in times.items():
@@ -324,9 +362,10 @@ def main():
                 row.append("")
         rows.append(row)
     rows += [[impl, "unavailable: " + why[:60], "", "", ""] for impl, why in missing.items()]
-    print(f"\nW6 Transformer block step, {args.rounds} paired rounds in one process "
-          f"({gflop:.2f} GFLOP of products per step)\n")
-    table(["implementation", "ms per step (min-max)", "GFLOP/s", "vs PyTorch", "vs NumPy"], rows)
+    print(f"\nW6 Transformer block step, {args.rounds} paired rounds, {args.clock} time, "
+          f"{os.environ['OMP_NUM_THREADS']} thread(s) ({gflop:.2f} GFLOP of products per step)\n")
+    table(["implementation", f"ms per step, {args.clock} (min-max)", "GFLOP/s", "vs PyTorch",
+           "vs NumPy"], rows)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def masked_softmax(x, mask, axes, fill=True):
     return _masked(x, convert_to_tensor(mask), axes=axes, fill=bool(fill))
 
 
-# --- layer normalization ---------------------------------------------------------------------------
+# --- layer normalization --------------------------------------------------------------------------
 def _layer_norm_forward(x, gamma, beta, axes, epsilon):
     xp = backend.array_module(x)
     normed = x - x.mean(axis=axes, keepdims=True)

@@ -6,9 +6,9 @@ masks and numbers.
 ``(dim, heads, key_dim)`` with biases ``(heads, key_dim)``, the output kernel ``(heads,
 value_dim, *output_shape)``) but computes each projection as one matrix product on the kernel
 seen as a matrix, and the attention itself as two batched products over ``(batch, heads)``;
-with ``attention_axes`` other than the default it follows Keras's einsum equations. The softmax
-with a mask is one op (``fw.nn``'s ``masked_softmax``: Keras's ``where(mask, x, -1e9)``, the
-softmax, then ``where(mask, p, 0)``).
+inputs of other ranks, or other ``attention_axes``, follow Keras's einsum equations. The softmax
+with a mask is one op (``framework.ops.fused.masked_softmax``: Keras's ``where(mask, x, -1e9)``,
+the softmax, then ``where(mask, p, 0)``).
 
 Which scores each layer returns is Keras's: ``MultiHeadAttention`` the softmax before its
 dropout, ``Attention`` and ``AdditiveAttention`` after theirs.

@@ -10,6 +10,7 @@ and ``wrappers`` Bidirectional, TimeDistributed and Masking;
 by Keras's names.
 """
 from . import activations, constraints, initializers, regularizers
+from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
@@ -26,6 +27,7 @@ from .normalization import BatchNormalization, LayerNormalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .wrappers import Bidirectional, Masking, TimeDistributed
+from .transformer import TransformerEncoder
 
 __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "Concatenate", "Dense", "Dropout", "Embedding",
            "Flatten", "Input", "InputLayer", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Model",
@@ -34,4 +36,5 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
            "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape",
            "GRU", "LSTM", "RNN", "SimpleRNN", "GRUCell", "LSTMCell", "SimpleRNNCell",
-           "StackedRNNCells", "Bidirectional", "Masking", "TimeDistributed"]
+           "StackedRNNCells", "Bidirectional", "Masking", "TimeDistributed",
+           "AdditiveAttention", "Attention", "MultiHeadAttention", "TransformerEncoder"]

@@ -1,15 +1,12 @@
 """Activations as layers: ``Activation``, ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, with
 Keras's arguments and defaults. They have no weights; the maths is ``layers.activations``'."""
 import framework as fw
+from framework.ops.fused import masked_softmax
 
 from . import activations
 from .base import LAYERS, Layer, serialized
 
 __all__ = ["ELU", "Activation", "LeakyReLU", "ReLU", "Softmax"]
-
-# What Keras adds to masked-out logits before a softmax: exp() of it is 0 in float32.
-_LARGE_NEGATIVE = -1e9
-
 
 class _Elementwise(Layer):
     """A layer whose output has its input's shape (and its padding mask, as in Keras)."""
@@ -105,7 +102,8 @@ class ELU(_OneParameter):
 class Softmax(_Elementwise):
     """``softmax`` along ``axis`` (an int, or a list of axes normalised together).
 
-    ``mask`` (1 or True where an entry counts) gives masked-out entries probability 0.
+    ``mask`` (True, or a number above 0.5, where an entry counts; it broadcasts to the inputs)
+    is Keras 3's: masked entries take -1e9 before the softmax and probability 0 after it.
     """
 
     def __init__(self, axis=-1, **kwargs):
@@ -113,19 +111,20 @@ class Softmax(_Elementwise):
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else int(axis)
 
     def call(self, inputs, mask=None):
-        if mask is not None:
-            keep = fw.cast(fw.convert_to_tensor(mask), inputs.dtype)
-            inputs = inputs + (1.0 - keep) * _LARGE_NEGATIVE
-        if isinstance(self.axis, int) or len(self.axis) == 1:
-            axis = self.axis if isinstance(self.axis, int) else self.axis[0]
-            outputs = fw.nn.softmax(inputs, axis=axis)
-        else:  # several axes: exp(x - logsumexp(x)), shifted by the (constant) maximum
-            shift = fw.stop_gradient(fw.reduce_max(inputs, axis=self.axis, keepdims=True))
-            exps = fw.exp(inputs - shift)
-            outputs = exps / fw.reduce_sum(exps, axis=self.axis, keepdims=True)
-        if mask is not None:
-            outputs = outputs * keep
-        return outputs
+        axes = [self.axis] if isinstance(self.axis, int) else self.axis
+        if mask is None:
+            if len(axes) == 1:
+                return fw.nn.softmax(inputs, axis=axes[0])
+            return masked_softmax(inputs, None, axes)
+        mask = fw.convert_to_tensor(mask)
+        if len(mask.shape) > inputs.ndim or any(
+                m not in (1, i) for m, i in zip(mask.shape[::-1], inputs.shape[::-1])):
+            raise ValueError(f"Softmax '{self.name}': the mask must broadcast to the inputs "
+                             f"{tuple(inputs.shape)} (each axis 1 or the inputs' size), got "
+                             f"{tuple(mask.shape)}")
+        if mask.dtype != fw.bool:
+            mask = fw.greater(mask, fw.cast(0.5, mask.dtype))
+        return masked_softmax(inputs, mask, axes)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

@@ -60,7 +60,7 @@ def scope_path(layer):
 def build_wrapper(build):
     """Make ``build`` run inside the layer's frame, once, and set ``built`` after it."""
     @functools.wraps(build)
-    def build_once(self, input_shape=None):
+    def build_once(self, input_shape=None, *shapes):  # (several: MultiHeadAttention's)
         if self.built:
             return
         frames = calls.frames
@@ -69,7 +69,7 @@ def build_wrapper(build):
             frames.append((self, frames[-1][1] if frames else None))
         try:
             with name_scope(self.name):  # a tf.Variable made in build: "layer/v:0", as Keras's
-                build(self, input_shape)
+                build(self, input_shape, *shapes)
         finally:
             if enter:
                 frames.pop()

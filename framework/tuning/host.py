@@ -185,8 +185,9 @@ def dense_array_vjp(g, out, needs, inputs, kernel, bias, relu):
     if relu:
         g = relu_grad(g, out)
     if g.ndim != 2:  # a batch of more than one axis: one matrix of rows for the products
-        return (g @ kernel.T if needs[0] else None,
-                *dense_array_vjp(g.reshape(-1, g.shape[-1]), None, (False, *needs[1:]),
+        rows = g.reshape(-1, g.shape[-1])
+        return (rows.dot(kernel.T).reshape(*g.shape[:-1], kernel.shape[0]) if needs[0] else None,
+                *dense_array_vjp(rows, None, (False, *needs[1:]),
                                  inputs.reshape(-1, inputs.shape[-1]), kernel, bias, False)[1:])
     return (g.dot(kernel.T) if needs[0] else None, inputs.T.dot(g) if needs[1] else None,
             column_sums(g) if needs[2] else None)

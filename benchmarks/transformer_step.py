@@ -1,0 +1,372 @@
+"""The W6 Transformer-block training step: ours eagerly and under fw.function (``-ops``: the
+attention from the framework's ops; ``-layers``: ``MultiHeadAttention`` in a
+``TransformerEncoder``), NumPy by hand, and PyTorch eager built from the same ops when it is
+installed, in paired rounds.
+
+The step (float32, 2 BLAS threads): ``x`` of shape (batch 32, sequence 64, dim 128); 4 heads of
+32; ``a = LN(x + MHA(x))``, ``y = LN(a + Dense(128)(relu(Dense(256)(a))))`` (post-LN,
+epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) on all 16
+weights. Every implementation starts from the same weights, and the script checks that their
+step-1 losses agree before it times anything. On a shared machine speed drifts from second to
+second, so the implementations run side by side (ours and NumPy in this process, PyTorch in a
+worker process of its own), in rounds of a short burst each in a rotating order; "vs PyTorch"
+and "vs NumPy" are medians of each round's own ratio, the lowest and highest round's beside
+them. Where the machine is crowded, ``--clock cpu`` with one BLAS thread times the CPU each
+step takes in the process that runs it, which moves far less than wall-clock time.
+
+    python benchmarks/transformer_step.py
+    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py --clock cpu
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from benchmarks.common import limit_threads, table  # noqa: E402
+
+limit_threads()  # 2 BLAS threads, before NumPy loads
+from benchmarks.function_step import interleaved  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+BATCH, SEQ, DIM, HEADS, FF = 32, 64, 128, 4, 256
+HEAD = DIM // HEADS
+EPS, LR = 1e-5, 1e-3
+IMPLS = ("numpy", "eager-ops", "function-ops", "eager-layers", "function-layers", "torch")
+
+
+def data():
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((BATCH, SEQ, DIM)).astype(np.float32),
+            rng.standard_normal((BATCH, SEQ, DIM)).astype(np.float32))
+
+
+def weights():
+    """Wq, bq, Wk, bk, Wv, bv (as matrices (dim, heads * head)), Wo, bo, the first
+    LayerNormalization's gamma and beta, the second's, W1, b1, W2, b2: the TransformerEncoder's
+    order."""
+    rng = np.random.default_rng(1)
+
+    def glorot(fan_in, fan_out):
+        limit = (6 / (fan_in + fan_out)) ** 0.5
+        return rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32)
+
+    def small(n):
+        return (0.1 * rng.standard_normal(n)).astype(np.float32)
+    return [glorot(DIM, DIM), small(DIM), glorot(DIM, DIM), small(DIM), glorot(DIM, DIM),
+            small(DIM), glorot(DIM, DIM), small(DIM), 1 + small(DIM), small(DIM), 1 + small(DIM),
+            small(DIM), glorot(DIM, FF), small(FF), glorot(FF, DIM), small(DIM)]
+
+
+def flops():
+    """Matrix-product FLOPs of one step: the forward's, twice that again for the backward."""
+    rows = BATCH * SEQ
+    forward = 2 * rows * DIM * DIM * 4 + 2 * 2 * BATCH * HEADS * SEQ * SEQ * HEAD
+    forward += 2 * 2 * rows * DIM * FF
+    return 3 * forward
+
+
+# --- NumPy by hand --------------------------------------------------------------------------------
+def numpy_step():
+    """Forward, backward and Adam written out, in place wherever it saves an allocation."""
+    x, target = data()
+    params = weights()
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    t = [0]
+    rows, scale = BATCH * SEQ, np.float32(1 / np.sqrt(HEAD))
+    x2 = x.reshape(rows, DIM)
+
+    def heads(a):  # (rows, dim) -> (batch, heads, seq, head), a view
+        return a.reshape(BATCH, SEQ, HEADS, HEAD).transpose(0, 2, 1, 3)
+
+    def merge(a):  # (batch, heads, seq, head) -> (rows, dim)
+        return a.transpose(0, 2, 1, 3).reshape(rows, DIM)
+
+    def layer_norm(r, gamma, beta):
+        mean = r.mean(-1, keepdims=True)
+        centered = r - mean
+        inv = 1 / np.sqrt((centered * centered).mean(-1, keepdims=True) + EPS)
+        normed = centered * inv
+        return normed * gamma + beta, (normed, inv)
+
+    def layer_norm_grad(dy, gamma, cache):
+        normed, inv = cache
+        dgamma, dbeta = (dy * normed).sum(0), dy.sum(0)
+        dn = dy * gamma
+        dx = dn - dn.mean(-1, keepdims=True) - normed * (dn * normed).mean(-1, keepdims=True)
+        dx *= inv
+        return dx, dgamma, dbeta
+
+    def step():
+        wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+        q, k, vv = heads(x2.dot(wq) + bq), heads(x2.dot(wk) + bk), heads(x2.dot(wv) + bv)
+        qs = q * scale
+        s = np.matmul(qs, k.transpose(0, 1, 3, 2))
+        s -= s.max(-1, keepdims=True)
+        np.exp(s, out=s)
+        s /= s.sum(-1, keepdims=True)
+        p = s
+        o = merge(np.matmul(p, vv))
+        h1, c1 = layer_norm(x2 + o.dot(wo) + bo, g1, be1)
+        f1 = h1.dot(w1)
+        f1 += b1
+        np.maximum(f1, 0, out=f1)
+        f2 = f1.dot(w2)
+        f2 += b2
+        f2 += h1
+        y, c2 = layer_norm(f2, g2, be2)
+        diff = y - target.reshape(rows, DIM)
+        loss = float(np.mean(diff * diff))
+        dy = diff * np.float32(2 / diff.size)
+        dr2, dg2, dbe2 = layer_norm_grad(dy, g2, c2)
+        dw2, db2 = f1.T.dot(dr2), dr2.sum(0)
+        df1 = dr2.dot(w2.T)
+        df1 *= f1 > 0
+        dw1, db1 = h1.T.dot(df1), df1.sum(0)
+        dh1 = df1.dot(w1.T)
+        dh1 += dr2
+        dr1, dg1, dbe1 = layer_norm_grad(dh1, g1, c1)
+        dwo, dbo = o.T.dot(dr1), dr1.sum(0)
+        do = heads(dr1.dot(wo.T))
+        dp = np.matmul(do, vv.transpose(0, 1, 3, 2))
+        dv = np.matmul(p.transpose(0, 1, 3, 2), do)
+        dp -= (dp * p).sum(-1, keepdims=True)
+        dp *= p
+        dq = np.matmul(dp, k)
+        dq *= scale
+        dk = np.matmul(dp.transpose(0, 1, 3, 2), qs)
+        dq, dk, dv = merge(dq), merge(dk), merge(dv)
+        grads = [x2.T.dot(dq), dq.sum(0), x2.T.dot(dk), dk.sum(0), x2.T.dot(dv), dv.sum(0),
+                 dwo, dbo, dg1, dbe1, dg2, dbe2, dw1, db1, dw2, db2]
+        t[0] += 1
+        rate = LR * np.sqrt(1 - 0.999 ** t[0]) / (1 - 0.9 ** t[0])
+        for p_, g, m_, v_ in zip(params, grads, m, v):
+            m_ *= 0.9
+            m_ += 0.1 * g
+            v_ *= 0.999
+            g *= g
+            v_ += 0.001 * g
+            update = np.sqrt(v_)
+            update += 1e-7
+            np.divide(m_, update, out=update)
+            update *= rate
+            p_ -= update
+        return loss
+    return step
+
+
+# --- ours -----------------------------------------------------------------------------------------
+def _fw_train(forward, variables, compiled):
+    import framework as fw
+    from optimizers import Adam
+    x, target = (fw.constant(a) for a in data())
+    optimizer = Adam(LR, epsilon=1e-7)
+
+    def step(x, target):
+        with fw.GradientTape() as tape:
+            diff = forward(x) - target
+            loss = fw.reduce_mean(diff * diff)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+    step = fw.function(step) if compiled else step
+    return lambda: float(step(x, target))
+
+
+def fw_ops_step(compiled):
+    """The attention from the framework's ops, as a TensorFlow user writes it by hand
+    (``fw.nn.dense`` projections, ``fw.matmul``, ``fw.nn.softmax``), around Keras's
+    ``LayerNormalization`` layers (as the TensorFlow Transformer tutorial has them)."""
+    import framework as fw
+    from layers import LayerNormalization
+    params = [fw.Variable(w) for w in weights()]
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    norms = [LayerNormalization(epsilon=EPS), LayerNormalization(epsilon=EPS)]
+    for norm, gamma, beta in zip(norms, (g1, g2), (be1, be2)):
+        norm.build((None, DIM))
+        norm.gamma, norm.beta = gamma, beta  # (the same variables the optimizer updates)
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return fw.transpose(fw.reshape(a, (BATCH, SEQ, HEADS, HEAD)), (0, 2, 1, 3))
+
+    def forward(x):
+        rows = fw.reshape(x, (BATCH * SEQ, DIM))
+        q = heads(fw.nn.dense(rows, wq, bq)) * scale
+        k, v = heads(fw.nn.dense(rows, wk, bk)), heads(fw.nn.dense(rows, wv, bv))
+        p = fw.nn.softmax(fw.matmul(q, k, transpose_b=True))
+        o = fw.reshape(fw.transpose(fw.matmul(p, v), (0, 2, 1, 3)), (BATCH * SEQ, DIM))
+        h1 = norms[0](rows + fw.nn.dense(o, wo, bo))
+        f = fw.nn.dense(fw.nn.dense(h1, w1, b1, relu=True), w2, b2)
+        return fw.reshape(norms[1](h1 + f), (BATCH, SEQ, DIM))
+    return _fw_train(forward, params, compiled)
+
+
+def fw_layers_step(compiled):
+    """The block as a ``TransformerEncoder`` (``MultiHeadAttention``, ``LayerNormalization``,
+    ``Dense``) with the same weights."""
+    import framework as fw
+    from layers import TransformerEncoder
+    block = TransformerEncoder(FF, HEADS, layer_norm_epsilon=EPS)
+    block(fw.zeros((1, SEQ, DIM)))
+    w = weights()
+    kernels = [w[0].reshape(DIM, HEADS, HEAD), w[1].reshape(HEADS, HEAD),
+               w[2].reshape(DIM, HEADS, HEAD), w[3].reshape(HEADS, HEAD),
+               w[4].reshape(DIM, HEADS, HEAD), w[5].reshape(HEADS, HEAD),
+               w[6].reshape(HEADS, HEAD, DIM), w[7]]
+    block.set_weights(kernels + w[8:])
+    return _fw_train(lambda x: block(x, training=True), block.trainable_variables, compiled)
+
+
+# --- PyTorch --------------------------------------------------------------------------------------
+def torch_step():
+    """The same block from PyTorch's ops (matmul, softmax, layer_norm, relu), eagerly."""
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # (limit_threads': 2)
+    x, target = (torch.from_numpy(a) for a in data())
+    params = [torch.tensor(w, requires_grad=True) for w in weights()]
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    optimizer = torch.optim.Adam(params, lr=LR, eps=1e-7)
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return a.reshape(BATCH, SEQ, HEADS, HEAD).transpose(1, 2)
+
+    def step():
+        rows = x.reshape(BATCH * SEQ, DIM)
+        q = heads(torch.addmm(bq, rows, wq)) * scale
+        k, v = heads(torch.addmm(bk, rows, wk)), heads(torch.addmm(bv, rows, wv))
+        p = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+        o = (p @ v).transpose(1, 2).reshape(BATCH * SEQ, DIM)
+        h1 = F.layer_norm(rows + torch.addmm(bo, o, wo), (DIM,), g1, be1, EPS)
+        f = torch.addmm(b2, torch.relu(torch.addmm(b1, h1, w1)), w2)
+        y = F.layer_norm(h1 + f, (DIM,), g2, be2, EPS)
+        loss = ((y - target.reshape(BATCH * SEQ, DIM)) ** 2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def _cpu_burst(step, n):
+    """CPU seconds of this process for ``n`` steps: on a machine shared by many processes the
+    CPU time a step takes moves far less than its wall-clock time (``--clock cpu``, with one
+    BLAS thread)."""
+    start = time.process_time()
+    for _ in range(n):
+        step()
+    return time.process_time() - start
+
+
+def _torch_worker(conn):
+    """PyTorch's steps in a process of its own (its OpenMP threads spin after each op and
+    would slow NumPy's BLAS threads down in a shared process): a message ``n`` runs ``n``
+    steps and answers the last loss and the CPU seconds they took."""
+    step = torch_step()
+    try:
+        while True:
+            n = conn.recv()
+            loss = step()
+            conn.send((loss, _cpu_burst(step, n - 1) if n > 1 else 0.0))
+    except EOFError:  # the benchmark is over
+        pass
+
+
+def remote_torch_step():
+    """A function that runs one PyTorch step in the worker process and returns its loss."""
+    import multiprocessing
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        raise ImportError("torch is not installed")
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    worker = multiprocessing.get_context("spawn").Process(target=_torch_worker, args=(child,),
+                                                          daemon=True)
+    worker.start()
+
+    def step():
+        parent.send(1)
+        return parent.recv()[0]
+
+    def cpu_burst(n):
+        parent.send(n + 1)
+        return parent.recv()[1]
+    step.cpu_burst = cpu_burst
+    return step
+
+
+def make(impl):
+    if impl == "torch":
+        return remote_torch_step()
+    if impl == "numpy":
+        step = numpy_step()
+    else:
+        kind, variant = impl.split("-")
+        step = (fw_ops_step if variant == "ops" else fw_layers_step)(kind == "function")
+    step.cpu_burst = lambda n: _cpu_burst(step, n)
+    return step
+
+
+def cpu_rounds(fns, rounds, steps):
+    """Per implementation, the CPU seconds per step of each round (a rotating order)."""
+    names, times = list(fns), {name: [] for name in fns}
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(fns[name].cpu_burst(steps) / steps)
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=IMPLS, action="append")
+    parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
+    parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall-clock time per step, or the CPU time of the process that "
+                             "runs it (steadier on a shared machine; use one BLAS thread)")
+    parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
+    args = parser.parse_args()
+    names = args.impl or list(IMPLS)
+    fns, missing = {}, {}
+    for impl in names:
+        try:
+            fns[impl] = make(impl)
+        except ImportError as e:
+            missing[impl] = str(e)
+    first = {impl: fn() for impl, fn in fns.items()}  # step 1 from the same weights
+    reference = next(iter(first.values()))
+    for impl, loss in first.items():
+        print(f"step-1 loss {impl}: {loss:.6f}")
+        if abs(loss - reference) > 1e-4 * abs(reference):
+            raise SystemExit(f"{impl}'s step-1 loss {loss} differs from {reference}")
+    times = (interleaved(fns, args.rounds, args.seconds) if args.clock == "wall"
+             else cpu_rounds(fns, args.rounds, args.steps))
+    gflop = flops() / 1e9
+    rows = []
+    for impl, done in times.items():
+        row = [impl, f"{statistics.median(done) * 1e3:.2f} ({min(done) * 1e3:.2f}-"
+                     f"{max(done) * 1e3:.2f})", f"{gflop / statistics.median(done):.0f}"]
+        for base in ("torch", "numpy"):
+            if base in times:
+                ratios = [a / b for a, b in zip(done, times[base])]
+                row.append(f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
+                           f"{max(ratios):.2f})")
+            else:
+                row.append("")
+        rows.append(row)
+    rows += [[impl, "unavailable: " + why[:60], "", "", ""] for impl, why in missing.items()]
+    print(f"\nW6 Transformer block step, {args.rounds} paired rounds, {args.clock} time, "
+          f"{os.environ['OMP_NUM_THREADS']} thread(s) ({gflop:.2f} GFLOP of products per step)\n")
+    table(["implementation", f"ms per step, {args.clock} (min-max)", "GFLOP/s", "vs PyTorch",
+           "vs NumPy"], rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,12 +11,14 @@ import numpy as np
 from framework import nest
 
 from .base import Layer
+from .trainer import Trainer
 
 __all__ = ["Model"]
 
 
-class Model(Layer):
-    """A whole model: a ``Layer`` with the same tracking, plus ``layers`` and ``predict``."""
+class Model(Trainer, Layer):
+    """A whole model: a ``Layer`` with the same tracking, plus ``layers`` and ``predict``, and
+    Keras's training API from ``Trainer`` (``compile``, ``fit``, ``evaluate``...)."""
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
@@ -43,7 +45,7 @@ class Model(Layer):
             raise ValueError(f"predict(): verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         start, flat_outputs, structure = time.perf_counter(), [], None
         for batch in _batches(x, 32 if batch_size is None else batch_size, steps):
-            outputs = self(batch, training=False)
+            outputs = self.make_predict_function()((batch,))
             structure = outputs if structure is None else structure
             flat_outputs.append([np.asarray(output) for output in nest.flatten(outputs)])
         if not flat_outputs:

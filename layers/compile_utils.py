@@ -101,7 +101,10 @@ def _aligned(y, names, like):
 
 class CompileLoss:
     """The compiled loss: each output's loss times its weight, added up (Keras's
-    ``CompileLoss``); with several outputs, a ``Mean`` per output tracks its unweighted loss."""
+    ``CompileLoss``); with several outputs, a ``Mean`` per output tracks its unweighted loss,
+    as the plain mean of the batches' values: Keras weights it by the batch size read from the
+    static shape, which TensorFlow's compiled step does not know, so on TensorFlow the last,
+    smaller batch counts as much as the others (recorded)."""
 
     def __init__(self, model, loss, loss_weights=None):
         self._model, self._loss, self._loss_weights = model, loss, loss_weights
@@ -134,7 +137,7 @@ class CompileLoss:
                 continue
             value = cast(_checked_call(loss, name, t, p, w), "float32")
             if self.metrics:
-                next(trackers).update_state(value, sample_weight=p.shape[0])
+                next(trackers).update_state(value)  # (see the class's docstring)
             value = value if weight is None else value * float(weight)
             total = value if total is None else total + value
         return total

@@ -251,14 +251,17 @@ class Trainer:
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        return_dict=False):
-        """One ``train_step`` on one batch; the metrics keep accumulating (as Keras's)."""
+        """One ``train_step`` on one batch; the results are that batch's alone (the metrics
+        are reset first, as Keras 3 does)."""
         self._assert_compile_called("train_on_batch")
+        self.reset_metrics()
         data = epoch_data.ArrayData(x, y, sample_weight, class_weight=class_weight)
         logs = self._logs_of(self.make_train_function()(_whole(data)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._assert_compile_called("test_on_batch")
+        self.reset_metrics()
         data = epoch_data.ArrayData(x, y, sample_weight)
         logs = self._logs_of(self.make_test_function()(_whole(data)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
@@ -269,12 +272,13 @@ class Trainer:
 
     # --- logs -----------------------------------------------------------------------------------
     def _logs_of(self, logs):
-        """Keras's ``_get_metrics_result_or_logs`` as Python floats, keys sorted: the metrics'
-        results when the step's logs name the same metrics, else the step's logs."""
+        """The step's logs as TensorFlow's compiled step returns them (keys sorted, nested
+        dicts flattened in place), as Python floats; the values from the metrics themselves
+        when the logs name the same ones (Keras's ``_get_metrics_result_or_logs``)."""
         logs = _flat_logs(logs or {})
         results = _flat_logs(self.get_metrics_result())
-        chosen = results if set(logs) == set(results) else logs
-        return {name: _float(chosen[name]) for name in sorted(chosen)}
+        source = results if set(logs) == set(results) else logs
+        return {name: _float(source[name]) for name in logs}
 
     def _flatten_metrics_in_order(self, logs):
         names = []
@@ -287,9 +291,9 @@ class Trainer:
 
 
 class _Batches:
-    """An epoch's batches with their step numbers: a whole pass, or ``steps`` batches read from
-    an iterator that continues across epochs and starts a new pass when one ends (Keras's
-    ``EpochIterator``)."""
+    """An epoch's batches with their step numbers: a whole pass, or at most ``steps`` batches
+    read from an iterator that continues across epochs; an epoch that meets the end of a pass
+    ends there, and the next starts a new pass (what Keras 3's ``EpochIterator`` does)."""
 
     def __init__(self, data, steps):
         self.data, self.steps, self._iterator = data, steps, None
@@ -298,13 +302,13 @@ class _Batches:
         if self.steps is None:
             yield from enumerate(self.data.epoch())
             return
+        if self._iterator is None:
+            self._iterator = self.data.epoch()
         for step in range(self.steps):
-            batch = next(self._iterator, None) if self._iterator is not None else None
+            batch = next(self._iterator, None)
             if batch is None:
-                self._iterator = self.data.epoch()
-                batch = next(self._iterator, None)
-                if batch is None:
-                    return
+                self._iterator = None
+                return
             yield step, batch
 
 
@@ -316,7 +320,8 @@ def _whole(data):
 
 def _flat_logs(logs):
     flat = {}
-    for name, value in logs.items():
+    for name in sorted(logs):
+        value = logs[name]
         flat.update(_flat_logs(value) if isinstance(value, dict) else {name: value})
     return flat
 

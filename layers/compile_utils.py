@@ -135,7 +135,8 @@ class CompileLoss:
         for (name, loss, weight), t, p, w in zip(self._flat, flat_true, flat_pred, weights):
             if loss is None:
                 continue
-            value = cast(_checked_call(loss, name, t, p, w), "float32")
+            value = _checked_call(loss, name, t, p, w)
+            value = value if value.dtype == "float32" else cast(value, "float32")
             if self.metrics:
                 next(trackers).update_state(value)  # (see the class's docstring)
             value = value if weight is None else value * float(weight)

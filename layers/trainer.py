@@ -15,9 +15,13 @@ by their sizes; ``sample_weight`` (and ``class_weight``) weight the loss and the
 ``weighted_metrics``, not the ``metrics``; logs come with their keys sorted (TensorFlow's
 ``tf.function`` returns dicts so), nested dicts flattened.
 """
+import numpy as np
+
 import framework as fw
 from framework import metrics as metrics_module
 from framework import nest
+from framework.metrics.base import arrays
+from framework.tensor import mark_updated, wrap
 
 from . import epoch_data
 from .callbacks import CallbackList
@@ -55,7 +59,7 @@ class Trainer:
         self.loss = loss
         self._compile_loss = CompileLoss(self, loss, loss_weights) if loss is not None else None
         self._compile_metrics = compile_metrics
-        self._loss_tracker = metrics_module.Mean(name="loss")
+        self._loss_tracker = LossTracker(name="loss")
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = jit_compile
         self._steps_per_execution = steps_per_execution
@@ -163,7 +167,7 @@ class Trainer:
         return self.predict_function
 
     def _compiled(self, step):
-        return step if self.run_eagerly else fw.function(step)
+        return step if self.run_eagerly else _FlatStep(step)
 
     # --- fit and evaluate -----------------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -288,6 +292,53 @@ class Trainer:
         values = [logs[name] for name in names if name in logs]
         values += [logs[name] for name in sorted(logs) if name not in names]
         return values[0] if len(values) == 1 else values
+
+
+class _FlatStep:
+    """``fw.function`` of a step, called with the batch's tensors as separate arguments: the
+    function's fast path (a key from the tensors' shapes alone) instead of walking the nested
+    ``data`` each step. One traced function per structure of ``data`` (one per ``fit``)."""
+
+    def __init__(self, step):
+        self.step, self._functions = step, {}
+
+    def __call__(self, data):
+        leaves = nest.flatten(data)
+        if not all(leaf.__class__ is fw.Tensor for leaf in leaves):
+            leaves = [fw.convert_to_tensor(leaf) for leaf in leaves]
+        structure = nest.pack_sequence_as(data, [None] * len(leaves)) \
+            if isinstance(data, (tuple, list, dict)) else None
+        key = repr(structure)
+        function = self._functions.get(key)
+        if function is None:
+            step = self.step
+            function = self._functions[key] = fw.function(
+                lambda *flat: step(nest.pack_sequence_as(structure, list(flat))
+                                   if structure is not None else flat[0]))
+        return function(*leaves)
+
+
+class LossTracker(metrics_module.Mean):
+    """Keras's loss tracker: the ``Mean`` of the batches' losses weighted by their sizes, with a
+    direct path for the one case every training step takes on the host (a scalar loss, an
+    integer weight): the general path's broadcasting and checks cost a
+    sizeable share of a small model's step. Same arithmetic, in the metric's float32."""
+
+    def update_state(self, values, sample_weight=None):
+        total, count = self.total, self.count
+        value = values._value if values.__class__ is fw.Tensor else None
+        if sample_weight.__class__ is int and isinstance(value, (np.ndarray, np.generic)) and \
+                value.ndim == 0 and total._value.__class__ is np.ndarray:
+            weight = self._dtype.type(sample_weight)
+            total._value[()] = total._value + value.astype(self._dtype, copy=False) * weight
+            count._value[()] = count._value + weight
+            mark_updated((total, count))
+        else:
+            self._add_values(*arrays(values, sample_weight))
+
+    def result(self):
+        total, count = self.total._value, self.count._value
+        return wrap(total / count if count else total * 0)
 
 
 class _Batches:

@@ -254,3 +254,42 @@ def test_callback_list_calls_batch_hooks_only_where_overridden():
     assert Batches.count == 1
     with pytest.raises(TypeError, match="callbacks must be"):
         cb.CallbackList([lambda: None])
+
+
+def test_save_freq_in_batches(tmp_path):
+    model = compiled()
+    fit(model, [cb.ModelCheckpoint(str(tmp_path / "b{epoch}-{batch}.weights.h5"),
+                                   save_weights_only=True, save_freq=3)], epochs=2)
+    assert sorted(os.listdir(tmp_path)) == ["b1-3.weights.h5", "b2-2.weights.h5"]
+    with pytest.raises(ValueError, match="Unrecognized save_freq: 0"):
+        cb.ModelCheckpoint("w.weights.h5", save_weights_only=True, save_freq=0)
+    with pytest.raises(ValueError, match="Invalid value for argument `save_freq`"):
+        cb.BackupAndRestore(tmp_path, save_freq="batch")
+
+
+def test_backup_needs_a_built_model(tmp_path):
+    backup = cb.BackupAndRestore(tmp_path / "backup", delete_checkpoint=False)
+    fit(compiled(), [backup], epochs=1)
+    assert os.path.exists(tmp_path / "backup" / "backup.ckpt")
+
+    class Unbuilt(layers.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(3)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    model = Unbuilt()
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match=r"BackupAndRestore \(restoring its backup as fit begins\) needs the weights"):
+        model.fit(x, DATA["one_hot"], verbose=0, callbacks=[backup])
+
+
+def test_progress_bar_on_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    model = compiled()
+    model.fit(x, labels, batch_size=10, epochs=2, verbose=1)
+    out = capsys.readouterr()
+    assert "Epoch 2/2" in out.out and "4/4 - " in out.out
+    assert "step" in out.out + out.err  # tqdm's bar, as it was drawn

@@ -283,3 +283,29 @@ def test_verbose_lines(capsys):
     assert lines[1].startswith("3/3 - ") and " - accuracy: " in lines[1] and "loss: " in lines[1]
     model.evaluate(x, labels, verbose=1)
     assert capsys.readouterr().out.startswith("2/2 - ")
+
+
+def test_tensors_and_steps_per_execution():
+    seen = []
+    model = mlp(3)
+    model.compile(optimizer=optimizers.SGD(0.1), loss=sparse_logits(), steps_per_execution=2)
+    reference = mlp(3)
+    reference.compile(optimizer=optimizers.SGD(0.1), loss=sparse_logits())
+    history = model.fit(fw.constant(x), fw.constant(labels), batch_size=8, epochs=1,
+                        shuffle=False, verbose=0, callbacks=[layers.callbacks.LambdaCallback(
+                            on_train_batch_end=lambda batch, logs: seen.append(batch))])
+    assert seen == [1, 3, 4]  # the hooks once per execution of 2 steps, the last one alone
+    close(history.history["loss"], reference.fit(x, labels, batch_size=8, shuffle=False,
+                                                 verbose=0).history["loss"], atol=1e-7)
+
+
+def test_bad_compile_arguments_leave_the_model_as_it_was():
+    model = mlp(3)
+    model.compile(optimizer="sgd", loss="mse")
+    optimizer = model.optimizer
+    for kwargs, message in ((dict(steps_per_execution=0), "steps_per_execution"),
+                            (dict(metrics="accuracy"), "Expected `metrics` argument"),
+                            (dict(optimizer="nonexistent"), "nonexistent")):
+        with pytest.raises(ValueError, match=message):
+            model.compile(**{"optimizer": "adam", "loss": "mae", **kwargs})
+        assert model.optimizer is optimizer and model.loss == "mse"

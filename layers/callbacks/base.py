@@ -6,7 +6,8 @@ it (Keras's ``_should_call_*_batch_hooks``), so a batch costs nothing for the ot
 """
 import math
 
-__all__ = ["Callback", "CallbackList", "History", "LambdaCallback", "TerminateOnNaN"]
+__all__ = ["Callback", "CallbackList", "History", "LambdaCallback", "SaveFrequency",
+           "TerminateOnNaN"]
 
 _BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
                 "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -209,3 +210,26 @@ class TerminateOnNaN(Callback):
         if loss is not None and not math.isfinite(float(loss)):
             print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
+
+
+class SaveFrequency:
+    """A ``save_freq`` of the saving callbacks: ``"epoch"``, or every that many batches
+    (``batch_due()`` counts one batch and says whether to save now)."""
+
+    def __init__(self, save_freq, error):
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
+            raise ValueError(error)
+        self.save_freq, self._batches = save_freq, 0
+
+    @property
+    def per_epoch(self):
+        return self.save_freq == "epoch"
+
+    def batch_due(self):
+        if self.per_epoch:
+            return False
+        self._batches += 1
+        if self._batches < self.save_freq:
+            return False
+        self._batches = 0
+        return True

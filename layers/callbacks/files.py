@@ -16,7 +16,7 @@ import numpy as np
 
 import framework as fw
 
-from .base import Callback
+from .base import Callback, SaveFrequency
 
 __all__ = ["BackupAndRestore", "CSVLogger", "TensorBoard"]
 
@@ -108,8 +108,12 @@ class TensorBoard(Callback):
 class BackupAndRestore(Callback):
     """Backs the training state up to ``backup_dir`` at each epoch's end (or every
     ``save_freq`` batches); a ``fit`` started again with the same callback restores it and
-    resumes after the last backed-up epoch, bit for bit. The backup is deleted when ``fit``
-    ends normally (``delete_checkpoint``)."""
+    resumes after the last backed-up epoch, bit for bit. With ``save_freq`` an integer it also
+    backs up every that many batches, and a resumed run redoes the interrupted epoch from
+    that mid-epoch state, as Keras's does (bit for bit only with ``"epoch"``). The backup is
+    deleted when ``fit`` ends normally (``delete_checkpoint``), and its folder if then
+    empty. ``double_checkpoint`` is accepted: Keras keeps a second copy in case a save is cut
+    short, which the atomic write already guarantees."""
 
     _FILE = "backup.ckpt"
 
@@ -118,14 +122,13 @@ class BackupAndRestore(Callback):
         super().__init__()
         if not backup_dir:
             raise ValueError("Empty `backup_dir` argument passed")
-        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
-            raise ValueError(f"Invalid value for argument `save_freq`. Received: "
-                             f"save_freq={save_freq}. Expected either 'epoch' or an integer "
-                             f"value.")
+        self._frequency = SaveFrequency(save_freq, f"Invalid value for argument `save_freq`. "
+                                                   f"Received: save_freq={save_freq}. Expected "
+                                                   f"either 'epoch' or an integer value.")
         self.backup_dir, self.save_freq = os.fspath(backup_dir), save_freq
         self.delete_checkpoint = delete_checkpoint
         self._path = os.path.join(self.backup_dir, self._FILE)
-        self._epoch, self._batches = 0, 0
+        self._epoch = 0
 
     def _checkpoint(self, extra):
         return fw.train.Checkpoint(model=self.model, optimizer=self.model.optimizer,
@@ -134,7 +137,7 @@ class BackupAndRestore(Callback):
     def on_train_begin(self, logs=None):
         if not os.path.exists(self._path):
             return
-        self.model._require_built("BackupAndRestore (restoring a backup)")
+        self.model._require_built("BackupAndRestore (restoring its backup as fit begins)")
         extra = {}
         fw.train.restore_exactly(self._path, model=self.model, optimizer=self.model.optimizer,
                                  extra=extra)
@@ -145,14 +148,11 @@ class BackupAndRestore(Callback):
         self._epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq != "epoch":
-            self._batches += 1
-            if self._batches >= self.save_freq:
-                self._batches = 0
-                self._save(self._epoch - 1)  # the epoch under way is redone on resume
+        if self._frequency.batch_due():
+            self._save(self._epoch - 1)  # the epoch under way is redone on resume
 
     def on_epoch_end(self, epoch, logs=None):
-        if self.save_freq == "epoch":
+        if self._frequency.per_epoch:
             self._save(epoch)
 
     def _save(self, epoch):
@@ -163,6 +163,8 @@ class BackupAndRestore(Callback):
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and os.path.exists(self._path):
             os.remove(self._path)
+            if not os.listdir(self.backup_dir):
+                os.rmdir(self.backup_dir)
 
 
 def _state_to_json(state):

@@ -14,7 +14,7 @@ import numpy as np
 
 from framework import metrics as metrics_module
 
-from .base import Callback
+from .base import Callback, SaveFrequency
 
 __all__ = ["EarlyStopping", "LearningRateScheduler", "ModelCheckpoint", "MonitorCallback",
            "ReduceLROnPlateau"]
@@ -216,9 +216,9 @@ class ModelCheckpoint(MonitorCallback):
         self.filepath = os.fspath(filepath)
         self.verbose, self.save_best_only = verbose, save_best_only
         self.save_weights_only, self.save_freq = save_weights_only, save_freq
-        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
-            raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are "
-                             f"'epoch' or integer values")
+        self._frequency = SaveFrequency(save_freq, f"Unrecognized save_freq: {save_freq}. "
+                                                   f"Expected save_freq are 'epoch' or "
+                                                   f"integer values")
         if save_weights_only and not self.filepath.endswith(".weights.h5"):
             raise ValueError(f"When using `save_weights_only=True` in `ModelCheckpoint`, the "
                              f"filepath provided must end in `.weights.h5` (Keras weights "
@@ -226,21 +226,17 @@ class ModelCheckpoint(MonitorCallback):
         if not save_weights_only and not self.filepath.endswith((".keras", ".h5")):
             raise ValueError(f"The filepath provided must end in `.keras` (Keras model format). "
                              f"Received: filepath={self.filepath}")
-        self._batches = 0
         self._epoch = 0
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.save_freq != "epoch":
-            self._batches += 1
-            if self._batches >= self.save_freq:
-                self._batches = 0
-                self._save(self._epoch, batch, logs)
+        if self._frequency.batch_due():
+            self._save(self._epoch, batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
-        if self.save_freq == "epoch":
+        if self._frequency.per_epoch:
             self._save(epoch, None, logs)
 
     def _save(self, epoch, batch, logs):

@@ -43,6 +43,8 @@ def _host(leaf):
 
 
 def _tensors(structure):
+    if structure.__class__ is tuple and all(leaf.__class__ is np.ndarray for leaf in structure):
+        return tuple([fw.convert_to_tensor(leaf) for leaf in structure])  # (the usual batch)
     return nest.pack_sequence_as(structure, [fw.convert_to_tensor(leaf)
                                              for leaf in nest.flatten(structure)])
 

@@ -303,19 +303,25 @@ class _FlatStep:
         self.step, self._functions = step, {}
 
     def __call__(self, data):
-        leaves = nest.flatten(data)
-        if not all(leaf.__class__ is fw.Tensor for leaf in leaves):
-            leaves = [fw.convert_to_tensor(leaf) for leaf in leaves]
-        structure = nest.pack_sequence_as(data, [None] * len(leaves)) \
-            if isinstance(data, (tuple, list, dict)) else None
-        key = repr(structure)
+        if data.__class__ is tuple and all(leaf.__class__ is fw.Tensor for leaf in data):
+            key, leaves, structure = len(data), data, tuple  # (x, y): the usual batch, at once
+        else:
+            leaves = [fw.convert_to_tensor(leaf) for leaf in nest.flatten(data)]
+            structure = nest.pack_sequence_as(data, [None] * len(leaves)) \
+                if isinstance(data, (tuple, list, dict)) else None
+            key = repr(structure)
         function = self._functions.get(key)
         if function is None:
-            step = self.step
-            function = self._functions[key] = fw.function(
-                lambda *flat: step(nest.pack_sequence_as(structure, list(flat))
-                                   if structure is not None else flat[0]))
+            function = self._functions[key] = fw.function(self._unflattening(structure))
         return function(*leaves)
+
+    def _unflattening(self, structure):
+        step = self.step
+        if structure is tuple:
+            return lambda *flat: step(flat)
+        if structure is None:
+            return lambda *flat: step(flat[0])
+        return lambda *flat: step(nest.pack_sequence_as(structure, list(flat)))
 
 
 class LossTracker(metrics_module.Mean):

@@ -7,7 +7,9 @@ no shuffling (so both loops see the same batches). The hand-written loop is the 
 writes: a ``fw.function`` step (tape, loss, ``apply_gradients``) called on slices of the arrays;
 ``fit`` adds its loss tracker, logs and callback hooks. Both run in one process in paired
 rounds (each round times ``--epochs`` epochs of each, in alternating order); the figure is the
-median over rounds of each round's ratio, the lowest and highest beside it.
+median over rounds of each round's ratio, the lowest and highest beside it. ``--clock
+process`` times CPU seconds instead of wall seconds (steadier on a loaded machine; it adds up
+the threads of a process, TensorFlow's included).
 
     python benchmarks/fit_step.py
     python benchmarks/fit_step.py --rounds 21 --keras /tmp/tfenv/bin/python
@@ -74,7 +76,7 @@ def framework_loops():
     return fit, loop
 
 
-def keras_seconds_per_step(epochs, rounds):
+def keras_seconds_per_step(epochs, rounds, clock):
     """Run under TensorFlow's Python: Keras 3's fit, the median seconds per step."""
     import keras
     x, y = digits()
@@ -85,9 +87,9 @@ def keras_seconds_per_step(epochs, rounds):
     model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)  # trace, warm up
     times = []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = clock()
         model.fit(x, y, batch_size=BATCH, epochs=epochs, shuffle=False, verbose=0)
-        times.append((time.perf_counter() - start) / (epochs * SAMPLES // BATCH))
+        times.append((clock() - start) / (epochs * SAMPLES // BATCH))
     return statistics.median(times)
 
 
@@ -97,10 +99,12 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--keras", default="/tmp/tfenv/bin/python",
                         help="a Python with TensorFlow and Keras 3 (skipped if absent)")
+    parser.add_argument("--clock", choices=("wall", "process"), default="wall")
     parser.add_argument("--keras-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     if args.keras_worker:
-        print(json.dumps(keras_seconds_per_step(args.epochs, args.rounds)))
+        print(json.dumps(keras_seconds_per_step(args.epochs, args.rounds, clock)))
         return
     fit, loop = framework_loops()
     fit(1), loop(1)  # traces, slots, caches
@@ -110,9 +114,9 @@ def main():
         timed = {}
         for name, run in ((("fit", fit), ("loop", loop)) if index % 2 == 0 else
                           (("loop", loop), ("fit", fit))):
-            start = time.perf_counter()
+            start = clock()
             run(args.epochs)
-            timed[name] = (time.perf_counter() - start) / steps
+            timed[name] = (clock() - start) / steps
         fit_times.append(timed["fit"])
         loop_times.append(timed["loop"])
         ratios.append(timed["fit"] / timed["loop"])
@@ -124,7 +128,8 @@ def main():
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OMP_NUM_THREADS="2",
                    TF_NUM_INTEROP_THREADS="1", TF_NUM_INTRAOP_THREADS="2")
         out = subprocess.run([args.keras, os.path.abspath(__file__), "--keras-worker",
-                              "--rounds", str(args.rounds), "--epochs", str(args.epochs)],
+                              "--rounds", str(args.rounds), "--epochs", str(args.epochs),
+                              "--clock", args.clock],
                              capture_output=True, text=True, env=env, check=False)
         if out.returncode == 0:
             keras = json.loads(out.stdout.strip().splitlines()[-1])
@@ -133,7 +138,7 @@ def main():
         else:
             print(f"Keras run failed: {out.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
     print(f"digits MLP 64-100-10, Adam, batch {BATCH}, {args.rounds} rounds of "
-          f"{args.epochs} epochs ({SAMPLES // BATCH} steps each)")
+          f"{args.epochs} epochs ({SAMPLES // BATCH} steps each), {args.clock} clock")
     table(["per training step", "ms", "vs hand loop", "rounds' range"], rows)
 
 

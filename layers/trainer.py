@@ -84,7 +84,7 @@ class Trainer:
                 found.extend(self._compile_loss.metrics)
         own = {id(m) for m in found}
         for value in vars(self).values():
-            for item in nest.flatten(value) if isinstance(value, (list, tuple)) else [value]:
+            for item in value if isinstance(value, (list, tuple)) else (value,):
                 if isinstance(item, metrics_module.Metric) and id(item) not in own:
                     own.add(id(item))
                     found.append(item)
@@ -295,9 +295,12 @@ class Trainer:
 
 
 class _FlatStep:
-    """``fw.function`` of a step, called with the batch's tensors as separate arguments: the
-    function's fast path (a key from the tensors' shapes alone) instead of walking the nested
-    ``data`` each step. One traced function per structure of ``data`` (one per ``fit``)."""
+    """``fw.function`` of a step, called with the batch's tensors as separate arguments and
+    answering a flat tuple: the function's fast paths (a key from the tensors' shapes alone,
+    results without a structure to rebuild) instead of walking nested ``data`` and logs each
+    step. A dict of logs comes back as ``(n, *keys, *values)``, the keys being constants of
+    each traced plan; anything else as ``(-1, result)``. One traced function per structure of
+    ``data`` (one per ``fit``)."""
 
     def __init__(self, step):
         self.step, self._functions = step, {}
@@ -312,16 +315,30 @@ class _FlatStep:
             key = repr(structure)
         function = self._functions.get(key)
         if function is None:
-            function = self._functions[key] = fw.function(self._unflattening(structure))
-        return function(*leaves)
+            function = self._functions[key] = fw.function(self._flat(structure))
+        out = function(*leaves)
+        count = out[0]
+        return out[1] if count < 0 else dict(zip(out[1:count + 1], out[count + 1:]))
 
-    def _unflattening(self, structure):
+    def _flat(self, structure):
         step = self.step
         if structure is tuple:
-            return lambda *flat: step(flat)
-        if structure is None:
-            return lambda *flat: step(flat[0])
-        return lambda *flat: step(nest.pack_sequence_as(structure, list(flat)))
+            def unflatten(flat):
+                return flat
+        elif structure is None:
+            def unflatten(flat):
+                return flat[0]
+        else:
+            def unflatten(flat):
+                return nest.pack_sequence_as(structure, list(flat))
+
+        def run(*flat):
+            logs = step(unflatten(flat))
+            if logs.__class__ is dict and not any(isinstance(v, (dict, list, tuple))
+                                                  for v in logs.values()):
+                return (len(logs), *logs, *logs.values())
+            return (-1, logs)
+        return run
 
 
 class LossTracker(metrics_module.Mean):

@@ -282,7 +282,8 @@ def test_backup_needs_a_built_model(tmp_path):
 
     model = Unbuilt()
     model.compile(optimizer="sgd", loss="mse")
-    with pytest.raises(ValueError, match=r"BackupAndRestore \(restoring its backup as fit begins\) needs the weights"):
+    with pytest.raises(ValueError, match=r"BackupAndRestore \(restoring its backup as fit "
+                                         r"begins\) needs the weights"):
         model.fit(x, DATA["one_hot"], verbose=0, callbacks=[backup])
 
 

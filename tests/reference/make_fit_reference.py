@@ -116,8 +116,13 @@ def fit_cases(d):
                               validation_data=tf.data.Dataset.from_tensor_slices(
                                   (x[:10], labels[:10])).batch(4), epochs=2),
          "eval": lambda: dict(x=tf.data.Dataset.from_tensor_slices((x, labels)).batch(16))})
-    run("regularized", lambda: keras.Sequential([
-        L.Input((4,)), L.Dense(3, kernel_regularizer=keras.regularizers.L2(0.1))]),
+    def regularized():
+        model = keras.Sequential([L.Input((4,)), L.Dense(
+            3, kernel_regularizer=keras.regularizers.L2(0.1))])
+        model.set_weights(weights([(4, 3), (3,)], 3))
+        return model
+
+    run("regularized", regularized,
         {"make": lambda: dict(optimizer=keras.optimizers.SGD(0.1), loss="mse")},
         {"make": lambda: dict(x=x, y=d["target"][:, :1].repeat(3, 1), batch_size=16, epochs=2,
                               shuffle=False),

@@ -308,3 +308,16 @@ def test_bad_compile_arguments_leave_the_model_as_it_was():
         with pytest.raises(ValueError, match=message):
             model.compile(**{"optimizer": "adam", "loss": "mae", **kwargs})
         assert model.optimizer is optimizer and model.loss == "mse"
+
+
+def test_optimizer_apply_takes_two_lists_of_the_same_length():
+    model = mlp(2)
+    optimizer = optimizers.SGD(0.5)
+    before = [w.copy() for w in model.get_weights()]
+    with pytest.raises(ValueError, match="1 gradients for 4 variables"):
+        optimizer.apply([fw.ones((4, 6))], model.trainable_variables)
+    for a, b in zip(model.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+    optimizer.apply([fw.ones_like(v) for v in model.trainable_variables],
+                    model.trainable_variables)
+    np.testing.assert_allclose(model.get_weights()[1], before[1] - 0.5)

@@ -12,12 +12,15 @@ from framework.engine import nest
 
 from .base import Layer
 from .model_access import ModelAccess
+from .trainer import Trainer
 
 __all__ = ["Model"]
 
 
-class Model(ModelAccess, Layer):
-    """A whole model: a ``Layer`` with the same tracking, plus ``layers`` and ``predict``."""
+class Model(Trainer, ModelAccess, Layer):
+    """A whole model: a ``Layer`` with the same tracking, plus ``layers`` and ``predict``, the
+    access Keras gives to its layers and shapes (``ModelAccess``), and Keras's training API
+    from ``Trainer`` (``compile``, ``fit``, ``evaluate``...)."""
 
     def __new__(cls, *args, **kwargs):
         from .containers import Sequential  # (both build on this module)
@@ -45,7 +48,7 @@ class Model(ModelAccess, Layer):
             raise ValueError(f"predict(): verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
         start, flat_outputs, structure = time.perf_counter(), [], None
         for batch in _batches(x, 32 if batch_size is None else batch_size, steps):
-            outputs = self(batch, training=False)
+            outputs = self.make_predict_function()((batch,))
             structure = outputs if structure is None else structure
             flat_outputs.append([np.asarray(output) for output in nest.flatten(outputs)])
         if not flat_outputs:

@@ -210,6 +210,15 @@ class Optimizer(KerasCommon):
         grads, variables = self._checked_pairs(grads_and_vars)
         return self._update(grads, variables)
 
+    def apply(self, grads, trainable_variables):
+        """Keras 3's form of ``apply_gradients``: the gradients and the variables as two
+        lists of the same length (``optimizer.apply(gradients, model.trainable_variables)``)."""
+        grads, trainable_variables = list(grads), list(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"apply(): {len(grads)} gradients for {len(trainable_variables)} "
+                             f"variables; give one gradient per variable")
+        return self.apply_gradients(zip(grads, trainable_variables))
+
     @replayed  # a traced fw.function runs the update again on each call's gradients
     def _update(self, grads, variables):
         """The step for checked ``variables`` from their gradients' arrays ``grads``."""

@@ -30,6 +30,10 @@ def pack_sequence_as(structure, flat):
     """
     if _is_flat(structure):
         return structure.__class__(flat) if structure.__class__ in _SEQUENCES else flat[0]
+    if structure.__class__ is dict and not any(
+            isinstance(v, _NESTS) for v in structure.values()):  # a dict of leaves: fit's logs
+        by_key = dict(zip(sorted(structure), flat))
+        return {k: by_key[k] for k in structure}
     items, children, stack = [], [], [(structure, None)]
     while stack:  # pre-order, the order in which flatten reads the leaves
         item, parent = stack.pop()

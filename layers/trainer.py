@@ -15,13 +15,9 @@ by their sizes; ``sample_weight`` (and ``class_weight``) weight the loss and the
 ``weighted_metrics``, not the ``metrics``; logs come with their keys sorted (TensorFlow's
 ``tf.function`` returns dicts so), nested dicts flattened.
 """
-import numpy as np
-
 import framework as fw
 from framework import metrics as metrics_module
 from framework.engine import nest
-from framework.metrics.base import arrays
-from framework.engine.tensor import mark_updated, wrap
 
 from . import epoch_data
 from .callbacks import CallbackList
@@ -343,25 +339,20 @@ class _FlatStep:
 
 class LossTracker(metrics_module.Mean):
     """Keras's loss tracker: the ``Mean`` of the batches' losses weighted by their sizes, with a
-    direct path for the one case every training step takes on the host (a scalar loss, an
-    integer weight): the general path's broadcasting and checks cost a
-    sizeable share of a small model's step. Same arithmetic, in the metric's float32."""
+    direct path for the case every training step takes (a scalar loss, an integer weight): two
+    ``assign_add``s where the general path reduces and broadcasts. Same arithmetic, in the
+    metric's float32, and through the gate (ops and assignments), so a compiled step updates it
+    on every call."""
 
     def update_state(self, values, sample_weight=None):
-        total, count = self.total, self.count
-        value = values._value if values.__class__ is fw.Tensor else None
-        if sample_weight.__class__ is int and isinstance(value, (np.ndarray, np.generic)) and \
-                value.ndim == 0 and total._value.__class__ is np.ndarray:
+        if sample_weight.__class__ is int and values.__class__ is fw.Tensor and not values.ndim:
             weight = self._dtype.type(sample_weight)
-            total._value[()] = total._value + value.astype(self._dtype, copy=False) * weight
-            count._value[()] = count._value + weight
-            mark_updated((total, count))
+            if values.dtype != self._dtype:
+                values = fw.cast(values, self._dtype)
+            self.total.assign_add(values * weight)
+            self.count.assign_add(weight)
         else:
-            self._add_values(*arrays(values, sample_weight))
-
-    def result(self):
-        total, count = self.total._value, self.count._value
-        return wrap(total / count if count else total * 0)
+            super().update_state(values, sample_weight)
 
 
 class _Batches:

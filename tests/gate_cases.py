@@ -239,6 +239,7 @@ NOT_COMPUTATIONS = {  # by name, or "namespace.name" where the name means more
     "while_loop": "control flow: the plan's guards check its count (tests/test_function.py)",
     "custom_gradient": "a decorator",
     "device": "a placement context",
+    "expects": "a decorator declaring a loss's labels",
     "name_scope": "a naming context",
     "function": "fw.function itself",
     "get_backend": "a setting",

@@ -10,7 +10,7 @@ from layers import LAYERS
 from optimizers import OPTIMIZERS
 from training.build import build_training
 from training.cli import main
-from training.config import ConfigError, apply_override, dump_toml, load_config, parse_key, tomllib
+from training.config.reading import ConfigError, apply_override, dump_toml, load_config, parse_key, tomllib
 from training.data import DataError, load_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,8 +232,9 @@ def test_invalid_toml_and_missing_file(tmp_path):
     ("units = 3", "units = 4",
      "model.layers[1].units: expected 3 (one output per class: 3 classes"),
     ('name = "iris"', 'name = "diabetes"',
-     "loss.name: 'sparse_categorical_crossentropy' does not suit the data: data 'diabetes' is a "
-     "regression task"),
+     "loss.name: 'sparse_categorical_crossentropy' takes integer class ids, one per example, so "
+     "it does not suit the data: data 'diabetes' is a regression task; use one of cosine_similarity, "
+     "huber, log_cosh, mean_absolute_error"),
 ])
 def test_config_that_does_not_fit_the_data(tmp_path, old, new, message):
     config, source = load_config(write(tmp_path, edited(old, new)))
@@ -253,7 +254,7 @@ def test_accuracy_on_regression_is_refused(tmp_path):
 
 def test_distance_metrics_on_classes_are_refused(tmp_path):
     config, source = load_config(write(tmp_path, edited('["accuracy"]', '["mae"]')))
-    with pytest.raises(ConfigError, match=r"metrics\[0\]: 'mae' measures distances"):
+    with pytest.raises(ConfigError, match=r"metrics\[0\]: 'mae' compares the outputs with real-valued targets"):
         build_training(config, load_dataset(config["data"], 0), source)
 
 

@@ -5,11 +5,12 @@ key; and a class registered by a user is usable from TOML with no edit to the ru
 import numpy as np
 import pytest
 
+import framework as fw
 import layers
 import optimizers
 from layers.activations import ACTIVATIONS
 from training.build import build_training
-from training.config import ConfigError, load_config
+from training.config.reading import ConfigError, load_config
 from training.data import load_dataset
 from training.loop import train
 
@@ -74,7 +75,7 @@ def test_settings_the_library_refuses_are_one_line_naming_the_key(tmp_path, old,
 @pytest.fixture
 def scratch_registries(monkeypatch):
     """Registries that forget what a test registers once it ends."""
-    for registry in (layers.LAYERS, optimizers.OPTIMIZERS):
+    for registry in (layers.LAYERS, optimizers.OPTIMIZERS, fw.losses.LOSSES):
         monkeypatch.setattr(registry, "_by_name", dict(registry._by_name))
         monkeypatch.setattr(registry, "_canonical", dict(registry._canonical))
 
@@ -176,3 +177,28 @@ def test_a_layer_that_cannot_run_in_the_stack_is_one_line_at_build(tmp_path):
                                                         'type = "add"')))
     with pytest.raises(ConfigError, match=r"model.layers: the model cannot run on the data"):
         build_training(config, load_dataset(config["data"], 0), source)
+
+
+REGRESSION = (BASE.replace('name = "iris"', 'name = "diabetes"')
+              .replace('units = 3', 'units = 1')
+              .replace('metrics = ["accuracy"]', 'metrics = ["mae"]'))
+
+
+@pytest.mark.parametrize("loss, regression", [
+    ("mean_absolute_error", True), ("huber", True), ("log_cosh", True),
+    ("categorical_crossentropy", False),  # one-hot rows made from the class ids
+    ("user_absolute_error", True),  # registered in the test, by the labels it declares
+])
+def test_a_loss_trains_from_its_declared_labels_with_no_edit_to_the_runner(
+        tmp_path, scratch_registries, loss, regression):
+    @fw.losses.LOSSES.register
+    @fw.losses.expects("values")
+    def user_absolute_error(y_true, y_pred):
+        return fw.reduce_mean(fw.abs(fw.cast(y_true, y_pred.dtype) - y_pred), axis=-1)
+
+    text = (REGRESSION if regression else BASE).replace(
+        'name = "sparse_categorical_crossentropy"', f'name = "{loss}"')
+    config, source = load_config(write(tmp_path, f'output_dir = "{tmp_path / "run"}"\n' + text))
+    final = train(config, source, progress=False)
+    assert np.isfinite(final["test_loss"])
+    assert ("test_mae" if regression else "test_accuracy") in final

@@ -220,7 +220,7 @@ def test_the_runner_builds_its_metrics_from_the_registry(tmp_path):
 @pytest.mark.parametrize("metrics, message", [
     ('["mean"]', "'mean' does not compare labels with predictions"),
     ('["rmse"]', r"metrics\[0\]: expected one of"),
-    ('["root_mean_squared_error"]', "measures distances to numeric targets"),
+    ('["root_mean_squared_error"]', "compares the outputs with real-valued targets"),
 ])
 def test_the_runner_refuses_metrics_it_cannot_feed(tmp_path, capsys, metrics, message):
     from training.cli import main

@@ -19,7 +19,7 @@ import training.loop
 from training.build import build_training
 from training.checkpoint import restore_checkpoint
 from training.cli import main
-from training.config import load_config, tomllib
+from training.config.reading import load_config, tomllib
 from training.data import load_dataset
 from tiny_config import tiny_config
 

@@ -550,7 +550,7 @@ def test_a_missing_metrics_file_says_what_an_older_checkpoint_lost(capsys, confi
     """A checkpoint from before the history was kept holds its own epoch's record only."""
     from training.build import build_training
     from training.checkpoint import read_extra, restore_checkpoint, save_checkpoint
-    from training.config import load_config
+    from training.config.reading import load_config
     from training.data import load_dataset
     out = tmp_path / "run"
     assert run(config_path, out, "--set", "epochs=2") == 0

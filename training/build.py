@@ -24,9 +24,9 @@ import layers
 import optimizers
 
 from .data import DataError, Dataset
-from .fields import Source
-from .optimizer_schema import make_optimizer
-from .schema import make_layer
+from .config.fields import Source
+from .config.optimizers import make_optimizer
+from .config.schema import make_layer
 
 
 @dataclass
@@ -96,13 +96,24 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
     elif settings:
         loss_fn = functools.partial(loss_fn, **settings)
     metrics = {name: _metric(name, loss) for name in config["metrics"]}
-    _try_metrics(metrics, training_labels(data.y_train[:1], config), outputs, source)
+    _try_metrics(metrics, training_labels(data.y_train[:1], config, data.num_classes), outputs,
+                 source)
     return Training(model, groups, loss_fn, metrics)
 
 
-def training_labels(labels: np.ndarray, config: dict[str, Any]) -> np.ndarray:
-    """Labels in the form the loss expects: binary cross-entropy wants float (n, 1) targets."""
-    if config["loss"]["name"] == "binary_crossentropy":
+def label_form(loss_name: str) -> str | None:
+    """The labels the config's loss declares it takes (``fw.losses.expects``): "class_ids",
+    "one_hot", "binary" or "values"; None for a loss that declares none."""
+    return getattr(fw.losses.LOSSES.lookup(loss_name), "labels", None)
+
+
+def training_labels(labels: np.ndarray, config: dict[str, Any], classes: int) -> np.ndarray:
+    """The data's labels (class ids, or float (n, 1) targets) in the form the loss takes:
+    one-hot rows of ``classes``, float (n, 1) binary targets, or as they are."""
+    form = label_form(config["loss"]["name"])
+    if form == "one_hot":
+        return np.eye(classes, dtype=np.float32)[labels.reshape(-1).astype(np.int64)]
+    if form == "binary":
         return labels.astype(np.float32).reshape(-1, 1)
     return labels
 
@@ -120,33 +131,45 @@ def _groups(specs: list[dict[str, Any]], layers_by_name: dict[str, layers.Layer]
     return groups
 
 
+# The labels each task's data can be given to a loss in (the runner's labels are class ids or
+# numeric targets; it makes one-hot rows and binary targets from them).
+_TASK_LABELS = {"classification": ("class_ids", "one_hot"),
+                "binary": ("binary", "class_ids", "one_hot"),
+                "regression": ("values",)}
+
+
 def _check_fit(config: dict[str, Any], data: Dataset, source: Source) -> None:
-    """The loss and the metrics must suit the task the data turned out to be."""
+    """The loss and the metrics must suit the task the data turned out to be: the loss by the
+    labels it declares (``fw.losses.expects``), each metric by the labels it compares."""
     loss = config["loss"]["name"]
+    form = label_form(loss)
     described = f"data {config['data']['name']!r} is a {data.task} task"
-    suits = {"classification": ("sparse_categorical_crossentropy",),
-             "binary": ("binary_crossentropy", "sparse_categorical_crossentropy"),
-             "regression": ("mean_squared_error",)}[data.task]
-    if loss not in suits:
-        raise source.error("loss.name", f"{loss!r} does not suit the data: {described}; "
-                                        f"use {' or '.join(map(repr, suits))}")
+    suits = _TASK_LABELS[data.task]
+    if form not in suits:
+        takes = (f"takes {fw.losses.LABEL_FORMS[form]}" if form is not None else
+                 "declares no labels (fw.losses.expects)")
+        fitting = [name for name in fw.losses.LOSSES.names()
+                   if not name[:1].isupper() and label_form(name) in suits]
+        raise source.error("loss.name", f"{loss!r} {takes}, so it does not suit the data: "
+                                        f"{described}; use one of {', '.join(fitting)}")
     for position, metric in enumerate(config["metrics"]):
         key = f"metrics[{position}]"
-        if metric == "accuracy" and data.task == "regression":
+        if metric == "accuracy" and form == "values":
             raise source.error(key, f"'accuracy' needs class labels, but {described}; "
                                     f"use 'mae' or 'mse'")
         cls = fw.metrics.METRICS.lookup(metric)
         if not _compares_predictions(cls):
             raise source.error(key, f"{metric!r} does not compare labels with predictions, so "
                                     f"the runner cannot feed it")
-        wants = _WANTS.get(_SPARSE_FORM.get(cls, cls))
-        if wants is not None and wants != loss:
-            fitting = ["accuracy"] * (loss != "mean_squared_error") + [
+        if metric != "accuracy" and _for_labels(cls, form) is None:
+            fitting = ["accuracy"] * (form != "values") + [
                 name for name in fw.metrics.METRICS.names()
-                if _WANTS.get(fw.metrics.METRICS.lookup(name)) == loss]
-            raise source.error(key, f"{metric!r} {_COMPARES[wants]}, but {described} with loss "
-                                    f"{loss!r}, which {_COMPARES[loss].replace('compares', 'has')}"
-                                    f"; use {' or '.join(map(repr, fitting))}")
+                if _METRIC_LABELS.get(fw.metrics.METRICS.lookup(name)) == form]
+            raise source.error(key, f"{metric!r} compares the outputs with "
+                                    f"{fw.losses.LABEL_FORMS[_METRIC_LABELS[cls]]}, but "
+                                    f"{described} with loss {loss!r}, which takes "
+                                    f"{fw.losses.LABEL_FORMS[form]}; use "
+                                    f"{' or '.join(map(repr, fitting))}")
 
 
 def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
@@ -155,7 +178,7 @@ def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
     The culprit is the last layer that sets a width (``units``)."""
     loss = config["loss"]["name"]
     described = f"data {config['data']['name']!r} is a {data.task} task"
-    if loss == "sparse_categorical_crossentropy":
+    if label_form(loss) in ("class_ids", "one_hot"):
         units, why = data.num_classes, f"one output per class: {data.num_classes} classes"
     else:
         units, why = 1, "one output per example"
@@ -173,7 +196,7 @@ def _check_width(outputs: fw.Tensor, config: dict[str, Any], data: Dataset,
 def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> None:
     """Integer labels at or past the last layer's width are blamed on the labels first: a label
     of 200 among digits is a broken label far more often than a wish for 201 classes."""
-    if loss != "sparse_categorical_crossentropy" or data.classes is not None \
+    if label_form(loss) not in ("class_ids", "one_hot") or data.classes is not None \
             or data.num_classes <= units:
         return
     count = sum(int(np.count_nonzero(y >= units)) for y in (data.y_train, data.y_test))
@@ -184,32 +207,38 @@ def _check_label_range(data: Dataset, position: int, units: int, loss: str) -> N
                     f"= {data.num_classes} for {data.num_classes} classes")
 
 
-# What each metric compares, as the loss that has such labels and outputs: class ids with one
-# output per class, 0/1 labels with one output per example, or numeric targets. A metric is
-# refused at validation where the config's loss is another (it would crash or mean nothing).
-_COMPARES = {
-    "sparse_categorical_crossentropy": "compares class ids with one output per class",
-    "binary_crossentropy": "compares 0/1 labels with one output per example",
-    "mean_squared_error": "measures distances to numeric targets",
+# The labels each metric compares with the outputs (the forms of fw.losses.LABEL_FORMS). A
+# metric is refused at validation where the loss takes other labels (it would crash or mean
+# nothing), except that a metric of one-hot rows and its twin of class ids stand for each
+# other, as Keras's "accuracy" does (categorical_accuracy on ids would compare each
+# prediction's argmax with the argmax of a single number, always 0).
+_METRIC_LABELS = {
+    fw.metrics.SparseCategoricalAccuracy: "class_ids",
+    fw.metrics.SparseTopKCategoricalAccuracy: "class_ids",
+    fw.metrics.CategoricalAccuracy: "one_hot",
+    fw.metrics.TopKCategoricalAccuracy: "one_hot",
+    fw.metrics.BinaryAccuracy: "binary",
+    fw.metrics.AUC: "binary",
+    fw.metrics.Precision: "binary",
+    fw.metrics.Recall: "binary",
+    fw.metrics.MeanSquaredError: "values",
+    fw.metrics.MeanAbsoluteError: "values",
+    fw.metrics.RootMeanSquaredError: "values",
 }
-_WANTS = {
-    fw.metrics.SparseCategoricalAccuracy: "sparse_categorical_crossentropy",
-    fw.metrics.SparseTopKCategoricalAccuracy: "sparse_categorical_crossentropy",
-    fw.metrics.BinaryAccuracy: "binary_crossentropy",
-    fw.metrics.AUC: "binary_crossentropy",
-    fw.metrics.Precision: "binary_crossentropy",
-    fw.metrics.Recall: "binary_crossentropy",
-    fw.metrics.MeanSquaredError: "mean_squared_error",
-    fw.metrics.MeanAbsoluteError: "mean_squared_error",
-    fw.metrics.RootMeanSquaredError: "mean_squared_error",
-}
-# The runner's class labels are ids, never one-hot rows: a metric of one-hot labels is given
-# in the form that takes ids, as Keras does for "accuracy" (categorical_accuracy on ids would
-# compare each prediction's argmax with the argmax of a single number, always 0).
-_SPARSE_FORM = {
+_TWINS = {
     fw.metrics.CategoricalAccuracy: fw.metrics.SparseCategoricalAccuracy,
     fw.metrics.TopKCategoricalAccuracy: fw.metrics.SparseTopKCategoricalAccuracy,
 }
+_TWINS.update({ids: one_hot for one_hot, ids in _TWINS.items()})
+
+
+def _for_labels(cls: type, form: str) -> type | None:
+    """The metric class that compares labels of ``form``: ``cls``, its twin, or None."""
+    wants = _METRIC_LABELS.get(cls)
+    if wants is None or wants == form:
+        return cls
+    twin = _TWINS.get(cls)
+    return twin if twin is not None and _METRIC_LABELS[twin] == form else None
 
 
 def _try_metrics(metrics: dict[str, fw.metrics.Metric], labels: np.ndarray,
@@ -242,20 +271,23 @@ def _metric(name: str, loss: dict[str, Any]) -> fw.metrics.Metric:
 
     ``"accuracy"`` means what Keras's ``compile`` makes of it: the accuracy that suits the
     loss, binary (at the logits' threshold 0, or the probabilities' 0.5) or sparse
-    categorical; a metric of one-hot labels is given in its form for class ids
-    (``_SPARSE_FORM``). A binary metric sees what it is defined on whatever the model ends
+    categorical; a metric of one-hot labels is given in its form for the loss's labels
+    (``_TWINS``). A binary metric sees what it is defined on whatever the model ends
     with: one that takes ``from_logits`` (AUC) gets the loss's, binary accuracy the logits'
     threshold, and the others (precision, recall) the probabilities of logits."""
     logits = loss.get("from_logits", False)
+    form = label_form(loss["name"])
     cls = fw.metrics.METRICS.lookup(name)
     if name == "accuracy" or cls is fw.metrics.BinaryAccuracy:
-        if loss["name"] == "binary_crossentropy":
+        if form == "binary":
             return fw.metrics.BinaryAccuracy(name=name, threshold=0.0 if logits else 0.5)
+        if form == "one_hot":
+            return fw.metrics.CategoricalAccuracy(name=name)
         return fw.metrics.SparseCategoricalAccuracy(name=name)
-    cls = _SPARSE_FORM.get(cls, cls)
+    cls = _for_labels(cls, form)
     if "from_logits" in inspect.signature(cls).parameters:
         return cls(name=name, from_logits=logits)
-    if logits and _WANTS.get(cls) == "binary_crossentropy":
+    if logits and _METRIC_LABELS.get(cls) == "binary":
         return _of_probabilities(cls)(name=name)
     return cls(name=name)
 

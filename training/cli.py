@@ -27,7 +27,7 @@ from typing import Any
 
 import framework as fw
 
-from .config import ConfigError, apply_override, dump_toml, load_config, parse_key, read_toml
+from .config.reading import ConfigError, apply_override, dump_toml, load_config, parse_key, read_toml
 
 EPILOG = """examples:
   tape-train configs/layerwise_mlp.toml

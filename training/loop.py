@@ -40,7 +40,7 @@ import framework as fw
 from .build import Training, build_training, training_labels
 from .checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
                          restore_checkpoint, save_checkpoint)
-from .config import Source
+from .config.reading import Source
 from .data import Dataset, iterate_batches, load_dataset, num_batches
 from .divergence import Diverged, NonFiniteStep, check_step, finite_weights, stop_message
 from .parallel import (check_batch_size, metric_results, on_root, random_states,
@@ -232,7 +232,8 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
         final = _epochs(run, config, training, data, epoch, step, shuffle_rng, progress,
                         metrics_file, steps_file)
     if final is None:
-        final = evaluate(training, data.x_test, training_labels(data.y_test, config))
+        final = evaluate(training, data.x_test,
+                         training_labels(data.y_test, config, data.num_classes))
     if config["output"]["plot"] and root:
         with writing(run_dir / "curves.png"):
             _plot(metrics_file, ["loss", *training.metrics], run_dir / "curves.png")
@@ -244,7 +245,8 @@ def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset
             metrics_file: MetricsFile, steps_file: MetricsFile | None
             ) -> dict[str, float] | None:
     """Train the epochs after ``epoch``, checkpoint and record each; the last test metrics."""
-    y_train, y_test = (training_labels(y, config) for y in (data.y_train, data.y_test))
+    y_train, y_test = (training_labels(y, config, data.num_classes)
+                       for y in (data.y_train, data.y_test))
     final = None
     # Traced once, then replayed; MPI's gradient averaging runs eagerly.
     step_fn = fw.function(train_step) if config["compile"] and fw.distributed.size() == 1 \

@@ -23,7 +23,7 @@ import numpy as np
 
 import framework as fw
 
-from .config import Source
+from .config.reading import Source
 
 RANK_STREAM = 2  # [seed, 2, rank]: the dropout stream of a rank > 0, apart from the others
 T = TypeVar("T")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .checkpoint import remove_stale_temporaries
-from .config import dump_toml, render_key
+from .config.reading import dump_toml, render_key
 from .records import STAGED
 
 CHECKPOINT = "checkpoint.npz"

@@ -14,12 +14,12 @@ from .classes import (REDUCTIONS, BinaryCrossentropy, CategoricalCrossentropy,
                       Loss, LossFunctionWrapper, MeanAbsoluteError, MeanAbsolutePercentageError,
                       MeanSquaredError, MeanSquaredLogarithmicError, Poisson,
                       SparseCategoricalCrossentropy, SquaredHinge, reduce_weighted)
-from .functions import (BCE, EPSILON, KLD, LOSSES, MAE, MAPE, MSE, MSLE, bce,
+from .functions import (BCE, EPSILON, KLD, LABEL_FORMS, LOSSES, MAE, MAPE, MSE, MSLE, bce,
                         binary_crossentropy, categorical_crossentropy, categorical_hinge,
                         cosine_similarity, hinge, huber, kl_divergence, kld, log_cosh, mae, mape,
                         mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
                         mean_squared_logarithmic_error, mse, msle, poisson,
-                        sparse_categorical_crossentropy, squared_hinge)
+                        sparse_categorical_crossentropy, squared_hinge, expects)
 
 
 def get(identifier):

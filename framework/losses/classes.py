@@ -100,7 +100,7 @@ def _plain(class_name, fn, default_name):
         LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, dtype=dtype)
 
     return _register(type(class_name, (LossFunctionWrapper,), {
-        "__init__": __init__, "__module__": __name__,
+        "__init__": __init__, "__module__": __name__, "labels": fn.labels,
         "__doc__": f"The batch's reduction of ``{fn.__name__}`` (see there)."}))
 
 
@@ -123,6 +123,7 @@ CategoricalHinge = _plain("CategoricalHinge", F.categorical_hinge, "categorical_
 @_register
 class Huber(LossFunctionWrapper):
     """The batch's reduction of ``huber`` (quadratic up to ``delta``, linear beyond)."""
+    labels = F.huber.labels
 
     def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss",
                  dtype=None):
@@ -133,6 +134,7 @@ class Huber(LossFunctionWrapper):
 @_register
 class CosineSimilarity(LossFunctionWrapper):
     """The batch's reduction of ``cosine_similarity`` (negative: -1 for aligned vectors)."""
+    labels = F.cosine_similarity.labels
 
     def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity",
                  dtype=None):
@@ -157,6 +159,7 @@ class _Crossentropy(LossFunctionWrapper):
 @_register
 class BinaryCrossentropy(_Crossentropy):
     """The batch's reduction of ``binary_crossentropy`` (probabilities, or logits)."""
+    labels = F.binary_crossentropy.labels
 
     _fn = staticmethod(F.binary_crossentropy)
 
@@ -164,6 +167,7 @@ class BinaryCrossentropy(_Crossentropy):
 @_register
 class CategoricalCrossentropy(_Crossentropy):
     """The batch's reduction of ``categorical_crossentropy`` (one-hot or soft labels)."""
+    labels = F.categorical_crossentropy.labels
 
     _fn = staticmethod(F.categorical_crossentropy)
 
@@ -175,6 +179,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     ``ignore_class`` (Keras's masking of one label value) is not supported: only its default,
     None, is accepted, so a Keras config round-trips.
     """
+    labels = F.sparse_categorical_crossentropy.labels
 
     def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size",
                  axis=-1, name="sparse_categorical_crossentropy", dtype=None):

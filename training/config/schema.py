@@ -20,7 +20,7 @@ from layers.initializers import INITIALIZERS
 from .fields import (REQUIRED, Field, Source, array_of_strings, as_table, boolean, check,
                      check_fields, construct, constructor_fields, is_integer, one_of,
                      positive_int, registered, reject_unknown)
-from .optimizer_schema import canonical, optimizer_groups, optimizer_table
+from .optimizers import canonical, optimizer_groups, optimizer_table
 
 METRICS = fw.metrics.METRICS
 

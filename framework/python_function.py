@@ -19,7 +19,7 @@ import numpy as np
 from .engine.context import state
 from .engine.dtypes import numpy_dtype
 from .engine.tensor import Tensor, convert_to_tensor
-from .tracing.hooks import replayed, tracing_tapes
+from .engine.context import replayed, tracing_tapes
 
 
 def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):

@@ -20,7 +20,7 @@ from .engine.tensor import Variable
 from .engine.tensor import convert_to_tensor as _convert_to_tensor
 from .engine.tensor import wrap as _wrap
 from .engine.primitive import define as _define
-from .tracing.hooks import replayed as _replayed  # (traced: drawn afresh on every call)
+from .engine.context import replayed as _replayed  # (traced: drawn afresh on every call)
 
 _global = {"rng": np.random.default_rng()}
 

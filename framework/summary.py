@@ -23,7 +23,7 @@ import numpy as np
 
 from .engine import backend
 from .engine.tensor import Tensor
-from .tracing.hooks import replayed
+from .engine.context import replayed
 
 __all__ = ["SummaryWriter", "create_file_writer", "experimental", "flush", "histogram",
            "record_if", "scalar", "should_record_summaries", "text"]

@@ -5,7 +5,7 @@ import math
 import framework as fw
 from framework.engine import backend
 from framework.engine.tensor import wrap
-from framework.tracing.hooks import replayed
+from framework.engine.context import replayed
 
 from . import activations, constraints, initializers, regularizers
 from .base import LAYERS, Layer, serialized

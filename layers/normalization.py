@@ -9,7 +9,7 @@ equal to this composition).
 """
 import framework as fw
 from framework.ops.fused import layer_normalization
-from framework.tracing.hooks import replayed
+from framework.engine.context import replayed
 
 from . import initializers, regularizers
 from .base import LAYERS, Layer, serialized

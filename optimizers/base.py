@@ -32,7 +32,7 @@ from framework.engine.context import before_update, holders
 from framework.engine.indexed_slices import IndexedSlices, gradient_arrays
 from framework.registry import Registry
 from framework.engine.tensor import Tensor, Variable, mark_updated, wrap
-from framework.tracing.hooks import replayed
+from framework.engine.context import replayed
 
 from . import checks
 from .common import ACCUMULATOR, AVERAGE, KerasCommon

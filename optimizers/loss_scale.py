@@ -12,7 +12,7 @@ import numpy as np
 import framework as fw
 from framework.engine.indexed_slices import IndexedSlices
 from framework.engine.tensor import Variable, wrap
-from framework.tracing.hooks import replayed
+from framework.engine.context import replayed
 
 from .base import OPTIMIZERS, Optimizer
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import framework as fw
-from framework.tracing.hooks import replayed
+from framework.engine.context import replayed
 
 from .runfolder import RunError
 

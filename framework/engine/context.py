@@ -3,6 +3,7 @@
 Kept in its own module because tensors, primitives and tapes all read it, and the first check of
 every op (``if state.recording``) must be a single attribute read.
 """
+import functools
 import threading
 import weakref
 from types import SimpleNamespace
@@ -46,3 +47,24 @@ def note_assign(variable):
     """Tell the listeners that a variable changed in place (``recording.Listener.assigned``)."""
     for listener in state.recording:
         listener.assigned(variable)
+
+
+# --- effects: what the tracer (``state.tracer``) is told besides the ops ----------------------
+def replayed(fn):
+    """Mark ``fn`` as an effect beyond its result (a variable's ``assign``, an optimizer's
+    update, a random draw, a summary write): traced by ``fw.function``, it runs once and becomes
+    one step of the plan, which calls it again on every replay with that call's values.
+    Outside a trace it costs one attribute read."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        tracer = state.tracer
+        if tracer is None:
+            return fn(*args, **kwargs)
+        return tracer.call(fn, args, kwargs)
+    return call
+
+
+def tracing_tapes(recording):
+    """Of the listeners, those a pause of the user's tapes keeps (``custom_gradient``'s body):
+    the tracer, which must follow every op."""
+    return [listener for listener in recording if getattr(listener, "follows_every_op", False)]

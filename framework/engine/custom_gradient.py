@@ -14,7 +14,7 @@ from .primitive import Primitive
 from .recording import record
 from .tape import GradientTape
 from .tensor import Tensor, convert_to_tensor, wrap
-from ..tracing.hooks import tracing_tapes
+from .context import tracing_tapes
 
 
 def custom_gradient(f):

@@ -16,7 +16,7 @@ import numpy as np
 from . import backend
 from .context import before_update, holders, note_assign, note_escape, state
 from .dtypes import _DTYPES, as_dtype, default_dtype, numpy_dtype
-from ..tracing.hooks import replayed
+from .context import replayed
 
 
 class TensorShape(tuple):

@@ -23,7 +23,7 @@ from ..engine import backend
 from ..tuning import host, kernels
 from ..engine.primitive import define, device_error, primitive
 from ..engine.tensor import Tensor, convert_to_tensor
-from ..tracing.hooks import replayed as _replayed
+from ..engine.context import replayed as _replayed
 from .linalg import matmul_array_vjp as _matmul_array_vjp
 from .linalg import matmul_vjp_a as _matmul_vjp_a
 from .linalg import matmul_vjp_b as _matmul_vjp_b

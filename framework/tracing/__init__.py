@@ -1,4 +1,5 @@
-"""``fw.function``: the tracer that listens to one run of a function (``tracer``), the plan it
-becomes (``plan``), the hooks the rest of the framework offers it (``hooks``: replayed effects)
-and ``fw.function``'s semantics (``function``).
+"""``fw.function``: the tracer that listens to one run of a function (``tracer``, a
+``framework.engine.recording.Listener``), the plan it becomes (``plan``) and ``fw.function``'s
+semantics (``function``). Nothing below it knows about tracing: the engine announces effects
+(``framework.engine.context.replayed``) to whoever traces, as it announces ops to every listener.
 """

@@ -83,7 +83,7 @@ class Tracer(Listener):
             f"{user_line()}: variable '{variable.name}' was updated in place on its raw array "
             f"inside fw.function, which a replay would not repeat; update it with assign(), "
             f"assign_add() or an optimizer, or mark the updating function with "
-            f"framework.tracing.hooks.replayed")
+            f"framework.engine.context.replayed")
 
     # --- refs -------------------------------------------------------------------------------
     def new_slot(self, array, *tensors):

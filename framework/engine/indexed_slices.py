@@ -13,7 +13,7 @@ second-order gradient taken through a sparse first-order one is right.
 import numpy as np
 
 from . import backend
-from .tensor import convert_to_tensor, wrap
+from .tensor import convert_to_tensor, wrap, wrap_constant
 
 
 class IndexedSlices:
@@ -50,7 +50,7 @@ class IndexedSlices:
     @property
     def dense_shape(self):
         """The dense tensor's shape, as an int32 tensor (as TensorFlow's gather gradient)."""
-        return wrap(np.asarray(self._dense_shape, np.int32))
+        return wrap_constant(np.asarray(self._dense_shape, np.int32))
 
     @property
     def shape(self):
@@ -78,7 +78,7 @@ class IndexedSlices:
 
 def to_dense(slices):
     """The dense tensor of ``slices`` (a recorded, differentiable scatter-add)."""
-    from ..ops.shape import _scatter
+    from ..ops.shape import _scatter  # (the ops are built on the engine)
     return _scatter(slices._values, key=(slices._indices._value,), advanced=True,
                     shape=slices._dense_shape)
 
@@ -114,13 +114,13 @@ def add_cotangents(a, b, raw):
             return from_arrays(xp.concatenate([a._values._value, b._values._value]),
                             xp.concatenate([a._indices._value, b._indices._value]),
                             a._dense_shape)
-        from ..ops.shape import concat
-        indices = a._indices if a._indices.dtype == b._indices.dtype else wrap(
-            a._indices._value.astype(np.int64))
-        other = b._indices if b._indices.dtype == indices.dtype else wrap(
-            b._indices._value.astype(indices.dtype))
-        return IndexedSlices(concat([a._values, b._values], 0), concat([indices, other], 0),
-                             a._dense_shape)
+        ops = _ops()
+        indices = a._indices if a._indices.dtype == b._indices.dtype else ops.cast(
+            a._indices, np.int64)
+        other = b._indices if b._indices.dtype == indices.dtype else ops.cast(
+            b._indices, indices.dtype)
+        return IndexedSlices(ops.concat([a._values, b._values], 0),
+                             ops.concat([indices, other], 0), a._dense_shape)
     if b.__class__ is IndexedSlices:
         a, b = b, a
     if a.__class__ is IndexedSlices:  # (b is dense)
@@ -131,8 +131,13 @@ def add_cotangents(a, b, raw):
         a = to_dense(a)
     if raw:
         return a + b
-    from ..ops.math import add
-    return add(a, b)
+    return _ops().add(a, b)
+
+
+def _ops():
+    """``framework.ops``: the ops are built on the engine, so it reaches them at call time."""
+    from .. import ops
+    return ops
 
 
 def gradient_arrays(transform, grads):

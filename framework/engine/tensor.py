@@ -248,8 +248,7 @@ class Variable(Tensor):
 
     def read_value(self):
         """A tensor holding a snapshot of the current value (later updates leave it alone)."""
-        from ..ops.math import read_value
-        return read_value(self)
+        return _ops().math.read_value(self)
 
     value = read_value  # TensorFlow's other spelling
 
@@ -373,13 +372,13 @@ def _holds_tensor(value):
 def _packed(value, dtype):
     """A list holding tensors, stacked by an op (TensorFlow's Pack), so a traced tensor in it
     is read on every ``fw.function`` call; Python numbers take the tensors' dtype."""
-    from ..ops import cast, stack  # (ops are built on tensors)
+    ops = _ops()
     like = numpy_dtype(dtype) if dtype is not None else next(
         _leaf_dtypes(value), None)
     parts = [convert_to_tensor(v, like) if not isinstance(v, Tensor) else v for v in value]
     if dtype is not None:
-        parts = [p if p.dtype == like else cast(p, like) for p in parts]
-    return stack(parts)
+        parts = [p if p.dtype == like else ops.cast(p, like) for p in parts]
+    return ops.stack(parts)
 
 
 def _leaf_dtypes(value):
@@ -420,12 +419,12 @@ def constant(value, dtype=None, shape=None, name=None):
     by an op (its values may change between ``fw.function`` calls); a value that is no array
     (ragged rows, None) is refused as TensorFlow refuses it, the message naming ``constant``."""
     if isinstance(value, Tensor):
-        from ..ops import broadcast_to, cast, identity, reshape  # (ops are built on tensors)
-        out = identity(value if dtype is None else cast(value, dtype))
+        ops = _ops()
+        out = ops.identity(value if dtype is None else ops.cast(value, dtype))
         if shape is None or tuple(shape) == out.shape:
             return out
-        return reshape(out, shape) if out.shape and math.prod(out.shape) == math.prod(
-            shape) else broadcast_to(reshape(out, ()), shape)
+        return ops.reshape(out, shape) if out.shape and math.prod(out.shape) == math.prod(
+            shape) else ops.broadcast_to(ops.reshape(out, ()), shape)
     try:
         raw = convert_to_tensor(value, dtype)._value
     except ValueError as error:
@@ -448,3 +447,10 @@ def _note_escape(tensor):
     """Tell the recording tapes that a value left for NumPy (used to explain a None gradient)."""
     if state.recording:
         note_escape(tensor)
+
+
+def _ops():
+    """``framework.ops``: the ops are built on tensors, so a tensor reaches them at call time
+    (a variable's snapshot, a tensor copied by ``constant``, a list of tensors packed)."""
+    from .. import ops
+    return ops

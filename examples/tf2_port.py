@@ -14,8 +14,6 @@ from sklearn.datasets import load_wine
 from sklearn.model_selection import train_test_split
 
 import framework as fw
-import layers
-import optimizers
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--epochs", type=int, default=20)
@@ -34,16 +32,16 @@ train_ds = fw.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(len(x_
 test_ds = fw.data.Dataset.from_tensor_slices((x_test, y_test)).batch(64)
 
 # ---- model, loss, optimizer, metrics ----------------------------------------------------------
-model = layers.Sequential([
-    layers.Dense(32, activation="relu"),
-    layers.Dense(3),
+model = fw.keras.Sequential([
+    fw.keras.layers.Dense(32, activation="relu"),
+    fw.keras.layers.Dense(3),
 ])
-loss_object = fw.losses.SparseCategoricalCrossentropy(from_logits=True)
-optimizer = optimizers.Adam(learning_rate=0.01)
+loss_object = fw.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+optimizer = fw.keras.optimizers.Adam(learning_rate=0.01)
 
-train_loss = fw.metrics.Mean(name="train_loss")
-train_accuracy = fw.metrics.SparseCategoricalAccuracy(name="train_accuracy")
-test_accuracy = fw.metrics.SparseCategoricalAccuracy(name="test_accuracy")
+train_loss = fw.keras.metrics.Mean(name="train_loss")
+train_accuracy = fw.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+test_accuracy = fw.keras.metrics.SparseCategoricalAccuracy(name="test_accuracy")
 
 directory = args.checkpoints or tempfile.mkdtemp()
 checkpoint = fw.train.Checkpoint(model=model, optimizer=optimizer)

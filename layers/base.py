@@ -64,6 +64,7 @@ class Layer(Module):
     # Whether ``compute_mask`` gives the output's mask (by default, the input's): Keras's rule,
     # True for a class that defines ``compute_mask`` or sets it (Dense, Dropout, ...).
     supports_masking = False
+    _makes_masks = False  # (a compute_mask of its own: asked even without an input mask)
     # Class defaults, so that a subclass that forgot super().__init__() gets an error saying so.
     built = False
     dtype = _variable_dtype = fw.float32.dtype  # (NumPy's: what the layer computes and keeps)
@@ -134,6 +135,7 @@ class Layer(Module):
         cls._call_takes_mask = "mask" in params
         if "compute_mask" in cls.__dict__ and "supports_masking" not in cls.__dict__:
             cls.supports_masking = True
+        cls._makes_masks = cls.compute_mask is not Layer.compute_mask
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
@@ -177,7 +179,7 @@ class Layer(Module):
                                else self.call(inputs))
         finally:
             frames.pop()
-        if self.supports_masking:
+        if self.supports_masking and (previous_mask is not None or self._makes_masks):
             _attach_masks(outputs, self.compute_mask(inputs, previous_mask))
         if self.activity_regularizer is not None:
             self._regularize_activity(outputs)

@@ -28,9 +28,17 @@ def note_escape(tensor):
         listener.escaped(tensor)
 
 
-# Every tape that has recorded (a weak set: a tape forgotten by its user goes by itself): an
-# in-place update asks them first to keep the values they read (``before_update``).
-holders = weakref.WeakSet()
+# The tapes that may hold records, by id, each through a weak reference (a tape forgotten by
+# its user goes by itself; a non-persistent one leaves when its one gradient releases it): an
+# in-place update asks them first to keep the values they read (``before_update``). A plain
+# dict, so that an optimizer's ``if holders`` costs nothing in an ordinary step.
+holders = {}
+
+
+def hold(tape):
+    """Count ``tape`` among the ``holders`` (from when it records until it is released)."""
+    key = id(tape)
+    holders[key] = weakref.ref(tape, lambda _, key=key: holders.pop(key, None))
 
 
 def before_update(variables):
@@ -38,8 +46,9 @@ def before_update(variables):
     one of them keeps a copy of the value it read, so differentiating it later gives the
     recorded computation's gradient, at the old values, as TensorFlow's tape does. An ordinary
     step's tape has let go of its records by then: nothing is copied."""
-    for tape in list(holders):
-        if tape._records:
+    for ref in list(holders.values()):
+        tape = ref()
+        if tape is not None and tape._records:
             tape.keep_values(variables)
 
 

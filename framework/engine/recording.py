@@ -24,7 +24,7 @@ tensor points back at a tape, so graphs are freed by reference counting alone.
 import warnings
 
 from . import nest
-from .context import state
+from .context import holders, state
 from .dtypes import FLOATING_KINDS, is_floating
 from .tensor import Tensor, Variable
 
@@ -174,3 +174,4 @@ class TapeRecording(Listener):
             self._watched = [v for v in self._watched if isinstance(v, Variable)]
         for kept in (self._records, self._tracked, self._escaped):
             kept.clear()
+        holders.pop(id(self), None)  # (nothing left to keep before an update)

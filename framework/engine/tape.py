@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from operator import is_
 
 from . import backend, nest
-from .context import holders, state
+from .context import hold, state
 from .indexed_slices import IndexedSlices, add_cotangents, dense_cotangent
 from .jacobian import Jacobians, checked_tensors as _tensors, zeros_like as _zeros_like
 from ..ops import add, reduce_sum, reshape
@@ -40,7 +40,7 @@ class GradientTape(TapeRecording, Jacobians):
         if self._recording:
             raise ValueError("This tape is already recording; a tape cannot be entered twice.")
         state.recording.append(self)
-        holders.add(self)
+        hold(self)
         self._recording = True
         return self
 

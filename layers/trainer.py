@@ -18,6 +18,7 @@ by their sizes; ``sample_weight`` (and ``class_weight``) weight the loss and the
 import framework as fw
 from framework import metrics as metrics_module
 from framework.engine import nest
+from framework.engine.tensor import assign_add_all
 
 from . import epoch_data
 from .callbacks import CallbackList
@@ -339,18 +340,17 @@ class _FlatStep:
 
 class LossTracker(metrics_module.Mean):
     """Keras's loss tracker: the ``Mean`` of the batches' losses weighted by their sizes, with a
-    direct path for the case every training step takes (a scalar loss, an integer weight): two
-    ``assign_add``s where the general path reduces and broadcasts. Same arithmetic, in the
-    metric's float32, and through the gate (ops and assignments), so a compiled step updates it
-    on every call."""
+    direct path for the case every training step takes (a scalar loss, an integer weight): one
+    assignment to both variables where the general path reduces and broadcasts. Same
+    arithmetic, in the metric's float32, and through the gate (ops and an assignment), so a
+    compiled step updates it on every call."""
 
     def update_state(self, values, sample_weight=None):
         if sample_weight.__class__ is int and values.__class__ is fw.Tensor and not values.ndim:
             weight = self._dtype.type(sample_weight)
             if values.dtype != self._dtype:
                 values = fw.cast(values, self._dtype)
-            self.total.assign_add(values * weight)
-            self.count.assign_add(weight)
+            assign_add_all(((self.total, values * weight), (self.count, weight)))
         else:
             super().update_state(values, sample_weight)
 

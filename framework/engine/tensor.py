@@ -259,6 +259,26 @@ class Variable(Tensor):
     __str__ = __repr__
 
 
+@replayed
+def assign_add_all(pairs):
+    """``variable.assign_add(delta)`` for each ``(variable, delta)`` pair, as one assignment
+    (one replayed step under ``fw.function``: a metric's total and count): every shape checked
+    first, so a failed call changes no variable."""
+    operands = []
+    for variable, delta in pairs:
+        operand = variable._operand(delta)
+        if tuple(getattr(operand, "shape", ())) not in ((), variable.shape):
+            raise ValueError(f"cannot add a value of shape {tuple(operand.shape)} to variable "
+                             f"'{variable.name}' of shape {variable.shape}")
+        operands.append(operand)
+    variables = [variable for variable, _ in pairs]
+    if holders:
+        before_update(variables)
+    for variable, operand in zip(variables, operands):
+        variable._value[...] = variable._value + operand
+    mark_updated(variables)
+
+
 def mark_updated(variables):
     """``Variable._mark_updated`` for all of an optimizer step's variables and slots at once:
     the thread's recording tapes are looked up once, not once per variable."""

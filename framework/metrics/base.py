@@ -16,7 +16,7 @@ from ..engine.dtypes import numpy_dtype
 from ..ops.elementwise import divide_no_nan as ops_divide_no_nan
 from ..engine.primitive import define
 from ..registry import Registry, snake_case
-from ..engine.tensor import Tensor, Variable, convert_to_tensor
+from ..engine.tensor import Tensor, Variable, assign_add_all, convert_to_tensor
 
 METRICS = Registry("metric")
 
@@ -130,13 +130,9 @@ class Metric:
 
 def add_to(*pairs):
     """``variable.assign_add(delta)`` for each ``(variable, delta)`` pair (deltas are tensors,
-    computed by ops): all shapes checked first, so a failed update changes no variable."""
-    for variable, delta in pairs:
-        if tuple(delta.shape) not in ((), variable.shape):
-            raise ValueError(f"cannot add a value of shape {tuple(delta.shape)} to metric "
-                             f"variable '{variable.name}' of shape {variable.shape}")
-    for variable, delta in pairs:
-        variable.assign_add(delta)
+    computed by ops), as one assignment: all shapes checked first, so a failed update changes
+    no variable."""
+    assign_add_all(pairs)
 
 
 def metric_op(name, forward):

@@ -97,6 +97,8 @@ class TapeRecording(Listener):
         self._versions = {}  # id(variable) -> (variable, its version when first watched)
         self._escaped = []  # recorded tensors whose value went to NumPy
         self._memo = None  # the cotangents of a persistent tape's last array pass (the tape's)
+        self._reads = {}  # id(variable) -> the (record, position) pairs that read it
+        self._indexed = 0  # how many records ``_reads`` has looked at
 
     def watch(self, tensor):
         """Track a tensor, a variable, or any nested structure of them."""
@@ -114,21 +116,32 @@ class TapeRecording(Listener):
     def keep_values(self, variables):
         """Before ``variables`` change in place: each record that read one of them (the array it
         holds is the variable's live one) holds a copy instead, one copy per variable."""
-        ids = {id(v) for v in variables if id(v) in self._versions}
-        if not ids:
+        versions = self._versions
+        wanted = [v for v in variables if id(v) in versions]
+        if not wanted:
             return
-        copies = {}
-        for r in self._records:
-            if r is None:
-                continue
-            for k, a in enumerate(r.inputs):
-                if id(a) in ids and r.arrays[k] is a._value:
-                    old = copies.get(id(a))
+        reads = self._variable_reads()
+        for v in wanted:
+            old = None
+            for r, k in reads.get(id(v), ()):
+                if r.arrays[k] is v._value:
                     if old is None:
-                        old = copies[id(a)] = a._value.copy()
+                        old = v._value.copy()
                     arrays = list(r.arrays)
                     arrays[k] = old
                     r.arrays = arrays
+
+    def _variable_reads(self):
+        """Which records read which variables, indexed once per record (the optimizers of one
+        step each ask, for their own variables)."""
+        records, reads = self._records, self._reads
+        for r in records[self._indexed:]:
+            if r is not None:
+                for k, a in enumerate(r.inputs):
+                    if isinstance(a, Variable):
+                        reads.setdefault(id(a), []).append((r, k))
+        self._indexed = len(records)
+        return reads
 
     def _watch_new(self, t):
         """Start tracking a floating tensor or variable the tape does not track yet (a
@@ -172,6 +185,7 @@ class TapeRecording(Listener):
         (``watched_variables()`` still answers, as in TensorFlow)."""
         if len(self._watched) != len(self._versions):  # (some watched tensor is no variable)
             self._watched = [v for v in self._watched if isinstance(v, Variable)]
-        for kept in (self._records, self._tracked, self._escaped):
+        for kept in (self._records, self._tracked, self._escaped, self._reads):
             kept.clear()
+        self._indexed = 0
         holders.pop(id(self), None)  # (nothing left to keep before an update)

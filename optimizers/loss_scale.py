@@ -11,7 +11,7 @@ import numpy as np
 
 import framework as fw
 from framework.engine.indexed_slices import IndexedSlices
-from framework.engine.tensor import Variable, wrap
+from framework.engine.tensor import Variable
 from framework.engine.context import replayed
 
 from .base import OPTIMIZERS, Optimizer
@@ -53,9 +53,10 @@ class LossScaleOptimizer(Optimizer):
         self.initial_scale = initial_scale
         self.dynamic_growth_steps = dynamic_growth_steps
         inner_optimizer.loss_scale_factor = None
-        self.step_counter = Variable(wrap(np.zeros((), np.int64)), trainable=False,
+        # (created on the current device, where the losses they scale live)
+        self.step_counter = Variable(fw.zeros((), fw.int64), trainable=False,
                                      name=f"{self.name}/step_counter")
-        self.dynamic_scale = Variable(wrap(np.asarray(initial_scale, np.float32)),
+        self.dynamic_scale = Variable(fw.constant(initial_scale, fw.float32),
                                       trainable=False, name=f"{self.name}/dynamic_scale")
 
     @property
@@ -102,7 +103,7 @@ class LossScaleOptimizer(Optimizer):
             self.step_counter.assign(0)
             self.dynamic_scale.assign(self.dynamic_scale * 0.5)
             return self.iterations
-        scale = self.dynamic_scale.numpy()
+        scale = self.dynamic_scale.numpy()[()]  # (a NumPy scalar: either device takes it)
         self.inner_optimizer.apply_gradients(
             [(None if grad is None else _divided(grad, scale), variable)
              for grad, variable in pairs])

@@ -231,6 +231,8 @@ def test_a_float32_draw_in_chunks_has_the_values_of_one_draw(monkeypatch, draw):
 def test_a_large_float32_initializer_never_holds_its_float64_draw():
     """Glorot's uniform draw of a 4-million-entry float32 kernel peaks at the kernel and one
     chunk (1.5 times the kernel), not the kernel beside its float64 draw (3 times)."""
+    if fw.get_backend() != "numpy":
+        pytest.skip("measures host memory: on a device backend the draw is copied over")
     import tracemalloc
     tracemalloc.start()
     try:

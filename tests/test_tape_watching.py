@@ -268,8 +268,8 @@ def test_gradients_after_an_update_match_tensorflow(compiled):
 
     run = fw.function(step) if compiled else step
     for _ in range(2):  # (compiled: the trace, then a replay)
-        w1.assign(np.array(tf["w1"]))
-        w2.assign(np.array(tf["w2"]))
+        w1.assign(fw.constant(np.array(tf["w1"])))
+        w2.assign(fw.constant(np.array(tf["w2"])))
         first, second, third = run()
         np.testing.assert_allclose(first[0].numpy(), tf["first"], rtol=1e-10)
         for got, want in zip(second + third, tf["after_sgd"] + tf["after_assign"],

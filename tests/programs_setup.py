@@ -19,4 +19,5 @@ def init_weights(weights):
         out.append((rng.standard_normal(w.shape) * scale).astype(w.dtype))
     return out
 # programs that train through compile/fit (tests/test_ported_fit_programs.py), all deterministic
-FIT_PROGRAMS = ["basic_classification", "customizing_fit", "writing_callbacks"]
+FIT_PROGRAMS = ["basic_classification", "customizing_fit", "writing_callbacks",
+                "text_classification_rnn"]

@@ -236,7 +236,8 @@ class Layer(Module):
         in order: ``model.build((None, 784))`` works for a subclassed model as in Keras.
         """
         if type(self).build is Layer.build and input_shape is not None:
-            zeros = fw.zeros(probe_shape(input_shape), dtype=self.dtype)  # (no size 1 for None)
+            dtype = getattr(self, "_declared_input_dtype", None) or self.dtype
+            zeros = fw.zeros(probe_shape(input_shape), dtype=dtype)  # (no size 1 for None)
             if self._call_takes_training:
                 self.call(zeros, training=False)
             else:

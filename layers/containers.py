@@ -39,6 +39,7 @@ class Sequential(Model):
             if self._layers or self._declared_input_shape is not None:
                 raise ValueError(f"Sequential '{self.name}': an Input can only come first")
             self._declared_input_shape = layer.output.shape
+            self._declared_input_dtype = layer.output.dtype  # (ids for an Embedding: int32)
             return
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential '{self.name}' takes layers, got {layer!r}")

@@ -18,3 +18,6 @@ def init_weights(weights):
         scale = np.sqrt(2.0 / sum(w.shape[-2:])) if w.ndim >= 2 else 0.05
         out.append((rng.standard_normal(w.shape) * scale).astype(w.dtype))
     return out
+# programs that train through compile/fit (tests/test_ported_fit_programs.py), all deterministic
+FIT_PROGRAMS = ["basic_classification", "customizing_fit", "writing_callbacks",
+                "text_classification_rnn"]

@@ -13,6 +13,7 @@ from .engine import backend
 from .engine.dtypes import numpy_dtype, float32, int32
 from .engine.primitive import define
 from .engine.tensor import Tensor, convert_to_tensor, wrap_constant
+from .ops import broadcast_to
 
 
 def _shape(shape):
@@ -56,11 +57,10 @@ def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
 def fill(dims, value, name=None, layout=None):
     """A tensor of shape ``dims`` filled with ``value`` (its dtype by TensorFlow's rule);
     differentiable in ``value``, as TensorFlow's."""
-    from .ops import broadcast_to
     v = convert_to_tensor(value)
     if v.ndim:
         raise ValueError(f"fill: value must be a scalar, got shape {v.shape}")
-    return broadcast_to(v, _shape(dims)) + v.dtype.type(0)  # (a tensor of its own)
+    return broadcast_to(v, _shape(dims))
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None):

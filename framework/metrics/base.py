@@ -128,13 +128,6 @@ class Metric:
         return f"<{type(self).__name__} name={self.name}>"
 
 
-def add_to(*pairs):
-    """``variable.assign_add(delta)`` for each ``(variable, delta)`` pair (deltas are tensors,
-    computed by ops), as one assignment: all shapes checked first, so a failed update changes
-    no variable."""
-    assign_add_all(pairs)
-
-
 def metric_op(name, forward):
     """A metric's arithmetic on arrays as a primitive without gradient (a metric's value has
     none): tapes and ``fw.function`` see it like any op, so a traced step updates and reads
@@ -217,7 +210,7 @@ class Sum(Metric):
         self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
-        add_to((self.total, _weighted_sum(values, sample_weight, dtype=self._dtype)))
+        assign_add_all([(self.total, _weighted_sum(values, sample_weight, dtype=self._dtype))])
 
     def result(self):
         return self.total.read_value()
@@ -235,7 +228,7 @@ class Mean(Metric):
 
     def update_state(self, values, sample_weight=None):
         total_and_count = _weighted_mean_parts(values, sample_weight, dtype=self._dtype)
-        add_to((self.total, total_and_count[0]), (self.count, total_and_count[1]))
+        assign_add_all([(self.total, total_and_count[0]), (self.count, total_and_count[1])])
 
     def result(self):
         return ops_divide_no_nan(self.total, self.count)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..engine import backend
 from ..losses import EPSILON
-from .base import METRICS, Metric, add_to, divide_no_nan, metric_op, same_rank
+from ..engine.tensor import assign_add_all
+from .base import METRICS, Metric, divide_no_nan, metric_op, same_rank
 
 NEG_INF = -1e10  # Keras's stand-in for -inf: the threshold of top_k, and the score it masks
 
@@ -144,7 +145,8 @@ class _ThresholdMetric(Metric):
             y_true, y_pred, sample_weight, metric=type(self).__name__,
             thresholds=tuple(self.thresholds), even=self._even, with_epsilon=False,
             top_k=self.top_k, class_id=self.class_id, from_logits=False, dtype=self._dtype)
-        add_to(*((getattr(self, kind), counts[_KINDS.index(kind)]) for kind in self._kinds))
+        assign_add_all([(getattr(self, kind), counts[_KINDS.index(kind)])
+                        for kind in self._kinds])
 
     def result(self):
         tp, other = (getattr(self, kind) for kind in self._kinds)
@@ -221,7 +223,7 @@ class AUC(Metric):
             y_true, y_pred, sample_weight, metric="AUC", thresholds=tuple(self._thresholds),
             even=self._even, with_epsilon=True, top_k=None, class_id=None,
             from_logits=self.from_logits, dtype=self._dtype)
-        add_to(*((variable, counts[i]) for i, variable in enumerate(self.variables)))
+        assign_add_all([(variable, counts[i]) for i, variable in enumerate(self.variables)])
 
     def result(self):
         return _area(*self.variables, curve=self.curve, summation=self.summation_method)

@@ -16,7 +16,7 @@ from .unconnected import UnconnectedGradients, unconnected_mode
 
 
 class Jacobians:
-    """The Jacobian half of ``GradientTape`` (its walk is the tape's ``_backward``)."""
+    """The Jacobian half of ``GradientTape`` (its walk is the tape's ``_tensor_walk``)."""
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -96,8 +96,7 @@ class Jacobians:
         for k, start in enumerate(starts):
             rows = slice(start, min(start + step, n))
             last = k == len(starts) - 1
-            grads = self._backward([target], [seed_for(rows)], sources, stacked_rows=True,
-                                   release=last and free)
+            grads = self._tensor_walk([target], [seed_for(rows)], sources, 1, last and free)
             for part, g in zip(parts, grads):
                 part.append(g)
         return [None if any(g is None for g in part) else part for part in parts]

@@ -1,16 +1,21 @@
 """``GradientTape``: records ops on tensors it watches and differentiates them in reverse.
 
-A tape is a list of records (``framework.recording``) in execution order, plus the tensors it
-tracks. ``gradient`` scans the records forward once to find those that depend on the sources,
-then walks just those backwards (execution order is already a topological order: no recursion,
-no sort), adding up cotangents per tensor id. A non-persistent tape drops each record once
-passed, so memory falls during the backward pass. A first-order pass that no tape records
-(every training step) is an *array pass*: it carries arrays instead of tensors and calls the
-ops' array VJPs where they have one. Jacobians are this walk with a leading axis of rows
-(``framework.jacobian``).
+A tape is a list of records (``framework.engine.recording``) in execution order, plus the
+tensors it tracks. ``gradient`` scans the records forward once to find those that depend on the
+sources, then walks just those backwards (execution order is already a topological order: no
+recursion, no sort), adding up cotangents per tensor id. A non-persistent tape drops each record
+once passed, so memory falls during the backward pass.
+
+There are two walks. One on tensors (``_tensor_walk``), for a pass that a tape records (higher
+orders) and for Jacobians (a leading axis of rows, ``framework.engine.jacobian``): the ops'
+tensor VJPs, whose ops are recorded in turn. One on arrays (``_array_walk``), for the
+first-order pass no tape records (every training step): the ops' array VJPs, nothing wrapped,
+each call made through an ``ArrayCalls``, which calls it, or, under ``fw.function``, is the
+tracer, which also writes it into its plan.
 """
 import warnings
 from contextlib import contextmanager
+from functools import partial
 from operator import is_
 
 from . import backend, nest
@@ -22,7 +27,7 @@ from .recording import TapeRecording
 from .tensor import Tensor, Variable, wrap, wrap_constant
 from .unconnected import UnconnectedGradients, describe, unconnected_mode, why_unconnected
 
-__all__ = ["GradientTape", "UnconnectedGradients", "sum_to_shape"]
+__all__ = ["ArrayCalls", "GradientTape", "UnconnectedGradients", "sum_to_shape"]
 
 
 class GradientTape(TapeRecording, Jacobians):
@@ -74,27 +79,27 @@ class GradientTape(TapeRecording, Jacobians):
                  unconnected_gradients=UnconnectedGradients.NONE):
         """d(sum of targets)/d(source) for each source, in the structure of ``sources``."""
         tracer = state.tracer
-        if tracer is not None and tracer.intercepts:  # fw.function records the pass as steps
+        if tracer is not None and tracer.intercepts:  # fw.function writes the pass into its plan
             return tracer.gradient(self, target, sources, output_gradients, unconnected_gradients)
-        return self.array_gradient(target, sources, output_gradients, unconnected_gradients)
+        # No tape records this pass (every training step): on arrays.
+        return self.differentiate(target, sources, output_gradients, unconnected_gradients,
+                                  None if state.recording else CALL)
 
-    def array_gradient(self, target, sources, output_gradients=None,
-                       unconnected_gradients=UnconnectedGradients.NONE, steps=None):
-        """``gradient``, where ``steps`` (fw.function's recorder) may watch an array pass: it
-        then makes the pass's array calls (``steps.vjp`` for an op's array VJP, ``steps.array_call``
-        for the sums and additions) and writes each down, so the plan repeats this very walk.
-        """
+    def differentiate(self, target, sources, output_gradients, unconnected_gradients, calls):
+        """``gradient``: a walk on tensors when ``calls`` is None (a tape records it), else a
+        walk on arrays making its array calls through ``calls`` (an ``ArrayCalls``)."""
         mode = unconnected_gradients
         if mode is not UnconnectedGradients.NONE:
             mode = unconnected_mode(mode)
         self._begin_differentiation("gradient")
         targets = _tensors(target, "target")
         flat_sources = _tensors(sources, "source")
-        # No tape records this pass (every training step): on arrays. (The recorder is no tape.)
-        on_arrays = steps is not None or not state.recording
-        seeds = None if output_gradients is None else _seeds(targets, output_gradients, on_arrays)
-        grads = self._backward(targets, seeds, flat_sources, on_arrays=on_arrays,
-                               release=self._frees(mode), steps=steps)
+        seeds = None if output_gradients is None else _seeds(targets, output_gradients)
+        if calls is None:
+            grads = self._tensor_walk(targets, seeds, flat_sources, 0, self._frees(mode))
+        else:
+            grads = self._array_walk(targets, seeds and [seed._value for seed in seeds],
+                                     flat_sources, self._frees(mode), calls)
         if mode is not UnconnectedGradients.NONE:
             grads = [g if g is not None else self._unconnected(s, i, targets, mode, s.shape)
                      for i, (g, s) in enumerate(zip(grads, flat_sources))]
@@ -130,53 +135,59 @@ class GradientTape(TapeRecording, Jacobians):
         if not self._persistent:
             self._used = True
 
-    def _backward(self, targets, seeds, sources, *, on_arrays=False, stacked_rows=False,
-                  release=False, steps=None):
-        """Cotangents of ``sources`` (None where unconnected), from the targets' ``seeds``
-        (None: ones). A target that is itself a source counts its own seed, as in TensorFlow.
+    # --- the two walks ----------------------------------------------------------------------
+    # Both give the cotangents of ``sources`` (None where unconnected) from the targets' ``seeds``
+    # (None: ones); a target that is itself a source counts its own seed, as in TensorFlow.
+    # ``release``: drop each record once passed (a non-persistent tape's last pass). A cotangent
+    # is complete once the walk has passed its tensor's last consumer: the walk lets go of it
+    # then, unless it answers for a source (or an array walk remembers it for the next pass).
 
-        ``on_arrays``: the seeds and every cotangent are arrays, pulled back by the array VJPs;
-        only the sources' gradients are wrapped. ``stacked_rows``: the seeds have one leading
-        axis of Jacobian rows, which every cotangent keeps. ``release``: drop each record once
-        the walk has passed it (a non-persistent tape's last pass). ``steps``: the recorder an
-        array pass makes its array calls through (see ``array_gradient``)."""
-        records = self._records
+    def _tensor_walk(self, targets, seeds, sources, lead, release):
+        """The walk a tape records (higher orders) or a Jacobian takes (``lead`` = 1: every
+        cotangent has a leading axis of rows): tensors, pulled back by the ops' tensor VJPs,
+        so that those ops are recorded in turn."""
         stale = self._stale_variables()
-        remember = on_arrays and self._persistent and seeds is None
-        grads = self._reusable_cotangents(targets, stale) if remember else {}
-        reach, relevant, source_ids = self._relevant(sources, grads)
-        if stale:
-            self._check_versions(relevant, stale)
+        grads = {}
+        reach, relevant, source_ids = self._start(targets, seeds, sources, grads, stale,
+                                                  _ones_tensor, _add_tensors)
         get = grads.get
-        # (remembered cotangents include their targets' seeds)
-        remembered = grads.keys() & map(id, targets) if grads else ()
-        for i, t in enumerate(targets):
-            if id(t) in remembered or not (id(t) in reach or any(s is t for s in sources)):
-                continue
-            seed = _ones_like(t._value, on_arrays) if seeds is None else seeds[i]
-            prev = get(id(t))
-            grads[id(t)] = seed if prev is None else _plus(prev, seed, on_arrays, steps)
-        lead = 1 if stacked_rows else 0
-        # A cotangent is complete once the walk has passed its tensor's last consumer: the walk
-        # lets go of it then, unless it answers for a source or is remembered for the next pass.
-        pop = get if remember else grads.pop
-        # An array pass on NumPy arrays takes the ops' host forms: its cotangents live where
-        # its targets do (an op refuses to mix devices).
-        on_host = on_arrays and targets and not backend.is_device_array(targets[0]._value)
-        fused = []  # the ids of the tensors an op's VJP went through (see ``_through``)
-        for i in reversed(relevant):
-            r = records[i]
-            prim, args, out = r.op, r.inputs, r.output
-            if release:
-                records[i] = None
-            key = id(out)
-            g = get(key) if key in source_ids else pop(key, None)
-            if g is None:
-                continue
+        for _, r, g in self._reached(relevant, grads, grads.pop, source_ids, release):
             if g.__class__ is IndexedSlices:  # (a gather's sparse gradient, reaching an op)
-                g = dense_cotangent(g, on_arrays) if steps is None else steps.array_call(
-                    dense_cotangent, g, True)
-            if on_arrays and prim.array_vjp is not None:
+                g = dense_cotangent(g, False)
+            pulled = _pull(r.op, g, r.output, r.inputs, r.params, reach,
+                           _as_read(r) if stale else None)
+            for a, ga in zip(r.inputs, pulled):
+                if ga is not None:
+                    shape = a._value.shape
+                    if (ga.shape[1:] if lead else ga.shape) != shape:
+                        ga = sum_to_shape(ga, shape, lead)
+                    prev = get(id(a))
+                    grads[id(a)] = ga if prev is None else _add_tensors(prev, ga)
+        return [get(id(s)) for s in sources]
+
+    def _array_walk(self, targets, seeds, sources, release, calls):
+        """The first-order walk no tape records (every training step): arrays, pulled back by
+        the ops' array VJPs (their host forms on NumPy arrays: an op refuses to mix devices,
+        so the cotangents live where the targets do), each made through ``calls``; only the
+        sources' gradients are wrapped. A persistent tape remembers the cotangents it
+        completed for its next pass (``_reusable_cotangents``)."""
+        stale = self._stale_variables()
+        remember = self._persistent and seeds is None
+        grads = self._reusable_cotangents(targets, stale) if remember else {}
+        reach, relevant, source_ids = self._start(targets, seeds, sources, grads, stale,
+                                                  _ones, partial(calls.array_call, _add_arrays))
+        get = grads.get
+        on_host = bool(targets) and not backend.is_device_array(targets[0]._value)
+        call, call_vjp = calls.array_call, calls.vjp
+        fused = []  # the ids of the tensors an op's VJP went through (see ``_through``)
+        for i, r, g in self._reached(relevant, grads, get if remember else grads.pop, source_ids,
+                                  release):
+            prim, args = r.op, r.inputs
+            if g.__class__ is IndexedSlices:
+                g = call(dense_cotangent, g, True)
+            if prim.array_vjp is None:
+                pulled = calls.tensor_vjps(prim, g, r, reach, _as_read(r) if stale else None)
+            else:
                 if len(args) == 2:  # (most ops: spelled out, a comprehension costs a call)
                     a0, a1 = args
                     needs = (id(a0) in reach, id(a1) in reach)
@@ -188,32 +199,52 @@ class GradientTape(TapeRecording, Jacobians):
                 else:
                     needs = tuple([id(a) in reach for a in args])
                 vjp = prim.host_array_vjp if on_host else prim.array_vjp
-                if prim.through is not None and not lead:
+                if prim.through is not None:
                     vjp, args = self._through(prim.through, i, args, vjp, source_ids, fused)
-                pulled = (vjp(g, out._value, needs, *r.arrays, **r.params) if steps is None
-                          else steps.vjp(vjp, g, r, needs))
-            else:
-                if steps is not None:  # the tensor VJPs' ops follow: tell the recorder of g
-                    steps.array_ref(g)
-                pulled = _pull(prim, g, out, args, r.params, reach, on_arrays,
-                               _as_read(r) if stale else None)
+                pulled = call_vjp(vjp, g, r, needs)
             for a, ga in zip(args, pulled):
-                if ga is None:
-                    continue
-                if (ga.shape[1:] if lead else ga.shape) != a._value.shape:
-                    shape = a._value.shape
-                    ga = (sum_to_shape(ga, shape, lead) if not on_arrays else _fit_array(ga, shape)
-                          if steps is None else steps.array_call(_fit_array, ga, shape))
-                prev = get(id(a))
-                grads[id(a)] = ga if prev is None else _plus(prev, ga, on_arrays, steps)
+                if ga is not None:
+                    if ga.shape != a._value.shape:
+                        ga = call(_fit_array, ga, a._value.shape)
+                    prev = get(id(a))
+                    grads[id(a)] = ga if prev is None else call(_add_arrays, prev, ga)
         if remember:  # (off the tape meanwhile: a failed pass leaves no partial ones)
             for key in fused:  # (what reached them is not all: the fused op's part went past)
                 grads.pop(key, None)
-            self._memo = (targets, len(records), grads)
-        if on_arrays:
-            return [None if g is None else g if g.__class__ is IndexedSlices else wrap(g)
-                    for g in map(get, map(id, sources))]
-        return [get(id(s)) for s in sources]
+            self._memo = (targets, len(self._records), grads)
+        return [None if g is None else g if g.__class__ is IndexedSlices else wrap(g)
+                for g in map(get, map(id, sources))]
+
+    def _start(self, targets, seeds, sources, grads, stale, ones, plus):
+        """What a walk covers (``_relevant``), checked against ``stale`` variables, with the
+        targets' seeds (or ``ones``) added into ``grads`` (by ``plus``) where the walk reaches."""
+        reach, relevant, source_ids = self._relevant(sources, grads)
+        if stale:
+            self._check_versions(relevant, stale)
+        get = grads.get
+        # (remembered cotangents include their targets' seeds)
+        remembered = grads.keys() & map(id, targets) if grads else ()
+        for i, t in enumerate(targets):
+            if id(t) in remembered or not (id(t) in reach or any(s is t for s in sources)):
+                continue
+            seed = ones(t._value) if seeds is None else seeds[i]
+            prev = get(id(t))
+            grads[id(t)] = seed if prev is None else plus(prev, seed)
+        return reach, relevant, source_ids
+
+    def _reached(self, relevant, grads, take, source_ids, release):
+        """The ``relevant`` records, last first, each with its index and its output's complete
+        cotangent (``take``n from ``grads``: kept there for a source); none the walk never
+        reached."""
+        records = self._records
+        for i in reversed(relevant):
+            r = records[i]
+            if release:
+                records[i] = None
+            key = id(r.output)
+            g = grads.get(key) if key in source_ids else take(key, None)
+            if g is not None:
+                yield i, r, g
 
     def _through(self, through, i, args, vjp, source_ids, fused):
         """The array VJP for record ``i`` (inputs ``args``) and the tensors it pulls back to:
@@ -289,16 +320,12 @@ class GradientTape(TapeRecording, Jacobians):
         return None
 
 
-def _pull(prim, g, out, args, params, reach, on_arrays=False, read=None):
-    """The cotangent of each argument (None where it needs none), from the tensor VJPs; on an
-    array pass (an op without an array VJP) on the wrapped arrays, unwrapped again. An op that
-    is not differentiable (``argmax``) pulls back nothing. ``read``: the inputs as the op read
-    them, where a variable has changed since (``_as_read``)."""
+def _pull(prim, g, out, args, params, reach, read=None):
+    """The cotangent of each argument (None where it needs none), from the tensor VJPs. An op
+    that is not differentiable (``argmax``) pulls back nothing. ``read``: the inputs as the op
+    read them, where a variable has changed since (``_as_read``)."""
     if prim.vjps is None:
         return ()
-    if on_arrays:
-        return [None if ga is None else ga._value
-                for ga in _pull(prim, wrap(g), out, args, params, reach, read=read)]
     values = args if read is None else read
     return [None if vjp is None or id(a) not in reach else
             vjp(g, out, *values, **params) if params else vjp(g, out, *values)
@@ -312,12 +339,38 @@ def _as_read(r):
                  else a for a, array in zip(r.inputs, r.arrays))
 
 
-def _plus(a, b, on_arrays, steps=None):
-    if steps is not None:  # (fw.function's recorder: the addition becomes a step of its plan)
-        return steps.array_call(_plus, a, b, True)
+class ArrayCalls:
+    """How an array walk makes its array calls: this one just calls them. fw.function's tracer
+    is the other (``framework.tracing.tracer.Tracer``): it also writes each call down as a step
+    of its plan, so that a replay repeats this very walk."""
+
+    def vjp(self, vjp, g, record, needs):
+        """An op's array VJP, on the cotangent ``g`` of ``record``'s output."""
+        return vjp(g, record.output._value, needs, *record.arrays, **record.params)
+
+    def array_call(self, fn, *args):
+        """A sum, addition or densifying of cotangents."""
+        return fn(*args)
+
+    def tensor_vjps(self, prim, g, record, reach, read):
+        """An op without an array VJP: its tensor VJPs, on ``g`` wrapped, unwrapped again."""
+        return [None if ga is None else ga._value for ga in _pull(
+            prim, wrap(g), record.output, record.inputs, record.params, reach, read)]
+
+
+CALL = ArrayCalls()
+
+
+def _add_arrays(a, b):
     if a.__class__ is IndexedSlices or b.__class__ is IndexedSlices:
-        return add_cotangents(a, b, on_arrays)  # sparse + sparse stays sparse, else dense
-    return a + b if on_arrays else add(a, b)
+        return add_cotangents(a, b, True)  # sparse + sparse stays sparse, else dense
+    return a + b
+
+
+def _add_tensors(a, b):
+    if a.__class__ is IndexedSlices or b.__class__ is IndexedSlices:
+        return add_cotangents(a, b, False)
+    return add(a, b)
 
 
 def _fit_array(g, shape):
@@ -342,35 +395,38 @@ def _broadcast_axes(gshape, shape, lead):
         lead + extra + i for i, d in enumerate(shape) if d == 1 and gshape[lead + extra + i] != 1)
 
 
-def _seeds(targets, output_gradients, on_arrays):
+def _seeds(targets, output_gradients):
     """The user's ``output_gradients``, checked, as the cotangents the backward pass starts
-    from (ones for a None entry; arrays when ``on_arrays``)."""
+    from (ones for a None entry)."""
     given = nest.flatten(output_gradients)
     if len(given) != len(targets):
         raise ValueError(f"output_gradients has {len(given)} entries for {len(targets)} targets")
     seeds = []
     for i, (t, g) in enumerate(zip(targets, given)):
         if g is None:
-            seeds.append(_ones_like(t._value, False))
+            seeds.append(_ones_tensor(t._value))
             continue
         g = g if isinstance(g, Tensor) else wrap_constant(_array_like(t._value, g))
         if g.shape != t.shape:
             raise ValueError(f"output_gradients[{i}] has shape {g.shape}, but target {i} has "
                              f"shape {t.shape}")
         seeds.append(g)
-    return [seed._value for seed in seeds] if on_arrays else seeds
+    return seeds
 
 
-def _ones_like(value, on_arrays):
-    """A target's default seed (wrapped unless ``on_arrays``), made without the wrapper of ``ones``:
-    every gradient() call makes one, mostly for a 0-d loss."""
+def _ones(value):
+    """A target's default seed, made without the wrapper of ``ones``: every gradient() call
+    makes one, mostly for a 0-d loss."""
     xp = backend.array_module(value)
     if value.ndim:
         ones = xp.empty(value.shape, dtype=value.dtype)
         ones.fill(1)
-    else:
-        ones = xp.array(1, dtype=value.dtype)
-    return ones if on_arrays else wrap_constant(ones)
+        return ones
+    return xp.array(1, dtype=value.dtype)
+
+
+def _ones_tensor(value):
+    return wrap_constant(_ones(value))
 
 
 def _array_like(value, data):

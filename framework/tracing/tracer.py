@@ -1,14 +1,15 @@
 """The recorder behind ``fw.function``: one run of the Python function becomes a plan.
 
 Tracing runs the user's function once, on the call's real values, while a ``Tracer`` follows
-every op (it is one of the thread's listeners, ``framework.engine.recording.Listener``, beside the
-recording tapes, so the ops need no hook of their own), every replayed framework call (``trace_hooks.replayed``: assigns, optimizer
-updates, random draws) and every first-order ``tape.gradient``: the tape's own array pass makes
-its array calls (array VJPs, sums, additions) through the recorder, which writes each down. The steps refer to values
-by slot: an input, a variable (read live at each step, through a weak reference), a constant
-(a captured tensor or a Python value), or the result of an earlier step.
+every op (it is one of the thread's listeners, ``framework.engine.recording.Listener``, beside
+the recording tapes, so the ops need no hook of their own), every replayed framework call
+(``framework.engine.context.replayed``: assigns, optimizer updates, random draws) and every
+first-order ``tape.gradient``: the tape's array walk makes its array calls (array VJPs, sums,
+additions) through the tracer (an ``ArrayCalls``), which writes each down. The steps refer to
+values by slot: an input, a variable (read live at each step, through a weak reference), a
+constant (a captured tensor or a Python value), or the result of an earlier step.
 
-``framework.trace_plan`` turns the steps into the replay: straight-line Python source with one
+``framework.tracing.plan`` turns the steps into the replay: straight-line Python source with one
 line per raw array call, compiled once.
 
 What a traced value may not do is decided here too: ``bool()``/``int()`` on it becomes a guard
@@ -25,6 +26,7 @@ import numpy as np
 from ..engine.context import state
 from ..engine.indexed_slices import IndexedSlices
 from ..engine.recording import Listener
+from ..engine.tape import ArrayCalls
 from ..engine.tensor import Tensor, Variable
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,7 +55,7 @@ class Step:
         self.outs, self.unpack, self.result, self.expect = list(outs), unpack, result, expect
 
 
-class Tracer(Listener):
+class Tracer(Listener, ArrayCalls):
     """Follows one trace. Refs to values are tuples: ("s", k) slot k (a traced array), ("v", k)
     variable k's array, ("c", k) constant k (an array or Python value); call steps also use
     ("tensor", ref) for a ref passed wrapped as a tensor, ("var", k) for variable k itself,
@@ -283,9 +285,9 @@ class Tracer(Listener):
     # --- gradients --------------------------------------------------------------------------
     def gradient(self, tape, target, sources, output_gradients, unconnected_gradients):
         """``tape.gradient`` while tracing. A first-order pass (no other tape records it) is the
-        tape's own array pass, making its array calls through ``vjp`` and ``array_call`` so each
-        becomes a step; a pass that a tape records uses the tensor VJPs, whose ops the recorder
-        follows like any other."""
+        tape's own array walk, making its array calls through this tracer (its ``ArrayCalls``
+        methods), so each becomes a step; a pass that a tape records is the walk on tensors,
+        whose ops the tracer follows like any other."""
         taped = any(t is not self and not (t is tape and not tape._persistent)
                        for t in state.recording)
         if taped:
@@ -294,8 +296,8 @@ class Tracer(Listener):
                 return tape.gradient(target, sources, output_gradients, unconnected_gradients)
             finally:
                 self.intercepts = True
-        return tape.array_gradient(target, sources, output_gradients, unconnected_gradients,
-                                   steps=self)
+        return tape.differentiate(target, sources, output_gradients, unconnected_gradients,
+                                  self)
 
     def vjp(self, fn, g, record, needs):
         """An op's array VJP ``fn`` in a traced backward pass: run now, and a step of the plan
@@ -329,6 +331,12 @@ class Tracer(Listener):
         refs = [self.array_ref(a) if hasattr(a, "shape") and hasattr(a, "dtype")
                 else self.constant(a) for a in args]
         return self.array_step(fn, refs, list(args))[0]
+
+    def tensor_vjps(self, prim, g, record, reach, read):
+        """An op without an array VJP in a traced backward pass: its tensor VJPs' ops are
+        followed like any other, once ``g`` (which they read wrapped) has a ref."""
+        self.array_ref(g)
+        return super().tensor_vjps(prim, g, record, reach, read)
 
     @contextmanager
     def paused(self):

@@ -9,7 +9,8 @@ sample_weight=None)``. The per-example losses are multiplied by ``sample_weight`
 - ``"mean_with_sample_weight"``: the sum divided by the sum of the weights;
 - ``"sum"``: the sum; ``"none"`` or None: the weighted per-example losses.
 """
-from ..ops import cast, reduce_sum
+from ..ops import cast, reduce_sum, size
+from ..ops.elementwise import divide_no_nan
 from ..registry import snake_case
 from ..engine.tensor import convert_to_tensor
 from . import functions as F
@@ -32,8 +33,9 @@ def reduce_weighted(losses, sample_weight=None, reduction="sum_over_batch_size")
     if reduction == "mean_with_sample_weight" and weights is not None:
         divisor = reduce_sum(weights)
         return total / divisor if float(divisor) else total * 0.0
-    count = losses._value.size
-    return total / float(count) if count else total * 0.0
+    # (the count as an op: under fw.function a value of each call, so one trace serves
+    # every batch size of an input_signature's None dimension)
+    return divide_no_nan(total, cast(size(losses), total.dtype))
 
 
 def _register(cls):

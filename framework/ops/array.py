@@ -6,7 +6,6 @@ keys, ``reshape``, ``broadcast_to``, ``concat``), so their gradients, to any ord
 Jacobian's leading axes, are those primitives'. Only constant padding has a primitive of its
 own (its VJP is the slice that drops the padding).
 """
-import math
 import operator
 from builtins import slice as _slice  # ``slice`` below is TensorFlow's
 
@@ -35,13 +34,26 @@ def _host_int_tensor(values, dtype):
 
 
 def shape(input, out_type=int32, name=None):  # noqa: A002 - TensorFlow's argument name
-    """The shape of ``input`` as a 1-D integer tensor (int32 by default)."""
-    return _host_int_tensor(convert_to_tensor(input).shape, out_type)
+    """The shape of ``input`` as a 1-D integer tensor (int32 by default): an op, so that
+    under ``fw.function`` it is a value of each call, as TensorFlow's dynamic shape."""
+    return _shape(convert_to_tensor(input), dtype=numpy_dtype(out_type))
 
 
 def size(input, out_type=int32, name=None):  # noqa: A002
-    """The number of elements of ``input`` as a scalar integer tensor."""
-    return _host_int_tensor(math.prod(convert_to_tensor(input).shape), out_type)
+    """The number of elements of ``input`` as a scalar integer tensor (an op, as ``shape``)."""
+    return _size(convert_to_tensor(input), dtype=numpy_dtype(out_type))
+
+
+def _shape_array(x, *, dtype):
+    return backend.array_module(x).asarray(x.shape, dtype=dtype)
+
+
+def _size_array(x, *, dtype):
+    return backend.array_module(x).asarray(x.size, dtype=dtype)
+
+
+_shape = define("shape", _shape_array)
+_size = define("size", _size_array)
 
 
 def rank(input, name=None):  # noqa: A002

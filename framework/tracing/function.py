@@ -27,7 +27,7 @@ from ..engine.context import settings, state
 from ..engine.dtypes import numpy_dtype
 from ..engine.tensor import Tensor, Variable, convert_to_tensor, wrap
 from .tracer import TraceError, Tracer
-from .plan import Mismatch, Stale, build
+from .plan import Mismatch, Stale, build, generalize
 
 _RETRACE_WARNING = 8  # traces of one function before the warning TensorFlow also gives
 
@@ -93,6 +93,10 @@ class Function:
         self.input_signature = input_signature
         self._name = name or getattr(python_function, "__name__", "function")
         self._plans = {}  # signature key -> list of replays (one per branch outcome)
+        # an input_signature's None first dimensions: calls by class of sizes (_size_class)
+        self._free_dims = _free_dims(input_signature)
+        self._general = {}  # size class -> replays proved for every size of the class
+        self._traced_at = {}  # signature key -> its size class and batch sizes
         self._tracing_count = 0
         self._traced_once = False
         self._bound = weakref.WeakKeyDictionary()  # instance -> its Function (methods)
@@ -151,15 +155,46 @@ class Function:
             leaves = nest.flatten((args, kwargs)) if kwargs else nest.flatten(args)
             key = _signature(args, kwargs, leaves)
             inputs = [_array(leaf) for leaf in leaves if _is_tensor_input(leaf)]
-        for plan in self._plans.get(key, ()):
-            try:
-                return plan[1](plan[0](*inputs))
-            except Mismatch:  # another branch: the next plan, or a new trace
+        if self._free_dims is not None:
+            size_class = self._size_class(inputs)
+            if size_class in self._general:
+                result = _replay(self._general[size_class], inputs)
+                if result is not _NO_PLAN:
+                    return result
+        if key in self._plans:
+            result = _replay(self._plans[key], inputs)
+            if result is not _NO_PLAN:
+                return result
+        return self._trace(key, args, kwargs, list(args) if leaves is None else leaves,
+                           None if self._free_dims is None else inputs)
+
+    def _size_class(self, inputs):
+        """Where an ``input_signature``'s first dimension is None, a call's class of sizes:
+        such a dimension as 0, 1 or more (where broadcasting and emptiness decide alike),
+        every other as it is, with the dtypes. Once two traces at two batch sizes of one class
+        prove a plan for all of them (``plan.generalize``), it serves every batch size of the
+        class with no further trace: TensorFlow's shape-polymorphic graph along the batch,
+        proved on two sizes instead of traced symbolically."""
+        return tuple([((min(a.shape[0], 2),) + a.shape[1:] if free else a.shape, a.dtype)
+                      for a, free in zip(inputs, self._free_dims)])
+
+    def _prove(self, size_class, key, plan, inputs):
+        """A new trace's ``plan`` at signature ``key``: with a plan traced at another size of
+        its class, one plan for the whole class, when the two prove one."""
+        sizes = {(i, 0): a.shape[0] for i, (a, free) in enumerate(zip(inputs, self._free_dims))
+                 if free}
+        self._traced_at[key] = (size_class, sizes)
+        for other_key, others in self._plans.items():
+            other_class, other_sizes = self._traced_at.get(other_key, (None, None))
+            if other_key == key or other_class != size_class:
                 continue
-            except Stale:  # its model is gone: never again
-                self._plans[key].remove(plan)
-                break
-        return self._trace(key, args, kwargs, list(args) if leaves is None else leaves)
+            for other in others:
+                general = generalize(other[0], other_sizes, plan[0], sizes)
+                if general is not None:
+                    others.remove(other)
+                    self._plans[key].remove(plan)
+                    self._general.setdefault(size_class, []).append((general, plan[1]))
+                    return
 
     def _bind_signature(self, args, kwargs):
         if kwargs:
@@ -181,7 +216,7 @@ class Function:
             bound.append(tensor)
         return tuple(args[:offset]) + tuple(bound)
 
-    def _trace(self, key, args, kwargs, leaves):
+    def _trace(self, key, args, kwargs, leaves, inputs=None):
         rec = Tracer()
         traced_leaves = []
         for leaf in leaves:
@@ -227,7 +262,10 @@ class Function:
         outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
         replay = build(rec, outputs)
         rec.release([leaf for leaf in out_leaves if isinstance(leaf, Tensor)])
-        self._plans.setdefault(key, []).append((replay, _unpacker(result)))
+        plan = (replay, _unpacker(result))
+        self._plans.setdefault(key, []).append(plan)
+        if inputs is not None:  # (an input_signature with a None first dimension)
+            self._prove(self._size_class(inputs), key, plan, inputs)
         return result
 
     def __repr__(self):
@@ -235,6 +273,31 @@ class Function:
 
 
 _NUMBER_RESULTS = (int, float, bool, np.bool_, np.int32, np.int64, np.float32, np.float64)
+_NO_PLAN = object()
+
+
+def _replay(plans, inputs):
+    """The result of the first of ``plans`` whose guards pass on ``inputs``; ``_NO_PLAN``
+    when none does (a new branch or a freed model: trace again)."""
+    for plan in plans:
+        try:
+            return plan[1](plan[0](*inputs))
+        except Mismatch:  # another branch: the next plan, or a new trace
+            continue
+        except Stale:  # its model is gone: never again
+            plans.remove(plan)
+            break
+    return _NO_PLAN
+
+
+def _free_dims(input_signature):
+    """Per tensor of an ``input_signature``, whether its first dimension is None (a batch);
+    None when none is (or there is no signature): every call then keys by its exact shapes."""
+    if input_signature is None:
+        return None
+    specs = nest.flatten(input_signature)
+    free = [bool(spec.shape) and spec.shape[0] is None for spec in specs]
+    return free if any(free) else None
 
 
 def _parameters(python_function):

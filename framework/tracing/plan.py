@@ -16,11 +16,13 @@ plan holds its variables and the objects its calls take (optimizers) weakly, so 
 is dropped is freed: the replay then raises ``Stale`` and the function traces again.
 """
 import itertools
+import weakref
 
 import numpy as np
 
 from .. import random as fw_random
-from ..engine.tensor import wrap
+from ..engine import backend
+from ..engine.tensor import Tensor, wrap
 from .tracer import Step, TraceError
 
 
@@ -179,11 +181,20 @@ def _compile(rec, steps, outputs):
         return name
 
     const_names = {}
+    slot_names = {}
+
+    def slot(k):
+        """Slots numbered as the replay first meets them: the traces of one computation
+        read alike (``same_plan``), whatever steps the plan dropped."""
+        name = slot_names.get(k)
+        if name is None:
+            name = slot_names[k] = f"s{len(slot_names)}"
+        return name
 
     def render(ref):
         kind = ref[0]
         if kind == "s":
-            return f"s{ref[1]}"
+            return slot(ref[1])
         if kind == "v":
             return f"V{ref[1]}._value"
         if kind == "c":
@@ -212,7 +223,7 @@ def _compile(rec, steps, outputs):
     used_vars = sorted({k for s in steps for k in _var_indices(s)} |
                        {r[1] for r in outputs if r[0] in ("v", "var")})
     used_objs = sorted({k for s in steps for k in _obj_indices(s)})
-    inputs = ", ".join(f"s{r[1]}" for r in rec.inputs)
+    inputs = ", ".join(slot(r[1]) for r in rec.inputs)
     lines = [f"def replay({inputs}):"]
     held = [f"V{k}" for k in used_vars] + [f"O{k}" for k in used_objs]
     if held:
@@ -234,17 +245,17 @@ def _compile(rec, steps, outputs):
         args += [f"{k}={render(v)}" for k, v in step.kwargs.items()]
         call = f"{glob(step.fn)}({', '.join(args)})"
         if step.kind == "call" and step.result == "tensors":
-            targets = ", ".join(f"s{o[1]}" for o in step.outs)
+            targets = ", ".join(slot(o[1]) for o in step.outs)
             lines.append(f"    {targets}, = [t._value for t in {call}]")
         elif step.kind == "call":
-            lhs = f"s{step.outs[0][1]} = " if step.outs else ""
+            lhs = f"{slot(step.outs[0][1])} = " if step.outs else ""
             tail = "._value" if step.outs else ""
             lines.append(f"    {lhs}{call}{tail}")
         elif step.unpack:
-            targets = [("_" if o is None else f"s{o[1]}") for o in step.outs]
+            targets = [("_" if o is None else slot(o[1])) for o in step.outs]
             lines.append(f"    {', '.join(targets)}, = {call}")
         else:
-            lines.append(f"    s{step.outs[0][1]} = {call}")
+            lines.append(f"    {slot(step.outs[0][1])} = {call}")
     results = []
     for ref in outputs:
         if ref[0] == "pyout":
@@ -260,8 +271,144 @@ def _compile(rec, steps, outputs):
     namespace = dict(names)
     exec(compile(source, "<fw.function replay>", "exec"), namespace)
     replay = namespace["replay"]
-    replay.source = source
+    replay.source, replay.names = source, names
     return replay
+
+
+def generalize(a, sizes_a, b, sizes_b):
+    """One replay for every batch size, from replays ``a`` and ``b`` traced at two batch sizes
+    of an ``input_signature`` whose first dimension is None (``sizes_*``: (input, axis) ->
+    the size of each None first dimension), or None where they do not prove one.
+
+    The batch is one size: the None first dimensions whose sizes agree in both traces, the
+    only ones that changed between them. The two replays must be the same source over the same
+    globals (functions, variables and objects by identity, constants by value). A constant
+    that differs must be an integer, or a tuple or list of them, or an array filled with one
+    value or holding ``0 .. k - 1``, whose every integer is a whole multiple of the batch or of
+    its square by one factor in both traces (a reshape's ``batch * time``, an RNN's zero state
+    of ``(batch, units)``): the general replay computes it from its inputs' shapes, and checks
+    at every call that the dimensions the batch stands for are still equal (else it traces
+    again). A constant that fits no such rule was read from the batch some other way: no
+    proof, and each size keeps a trace of its own.
+
+    Why the batch only: shape arithmetic on the batch is a multiple of it, so two sizes tell
+    a constant from a size-dependent value; along a sequence or an image side a strided
+    window's ``(n - k) // s + 1`` gives equal values at two sizes and others at a third, so
+    those dimensions are part of the signature, as without an ``input_signature``."""
+    if a.source != b.source or a.names.keys() != b.names.keys():
+        return None
+    groups = {}
+    for dim, size in sizes_a.items():
+        groups.setdefault((size, sizes_b[dim]), []).append(dim)
+    if len(groups) != 1:
+        return None
+    ((x, y), members), = groups.items()
+    if x == y:
+        return None
+    batch = _dim(members[0])
+    terms = [(batch, x, y), (f"{batch} * {batch}", x * x, y * y)]
+    computed, helpers = {}, {}
+    for name, value in a.names.items():
+        other = b.names[name]
+        if not _same_value(value, other):
+            expression = _sized(value, other, terms, helpers)
+            if expression is None:
+                return None
+            computed[name] = expression
+    lines = a.source.splitlines()
+    head = [f"    {name} = {expression}" for name, expression in computed.items()]
+    if len(members) > 1:
+        same = " or ".join(f"{batch} != {_dim(m)}" for m in members[1:])
+        head.insert(0, f"    if {same}: raise Mismatch")
+    if not head:
+        return a
+    source = "\n".join(lines[:1] + head + lines[1:]) + "\n"
+    namespace = dict(a.names, **helpers)
+    exec(compile(source, "<fw.function replay>", "exec"), namespace)
+    replay = namespace["replay"]
+    replay.source, replay.names = source, a.names
+    return replay
+
+
+def _dim(dim):
+    return f"s{dim[0]}.shape[{dim[1]}]"
+
+
+def _sized(x, y, terms, helpers):
+    """The expression of a constant that is ``x`` in one trace and ``y`` in the other, from
+    the ``terms``; None if no single rule fits. An array filled with one value (an RNN's zero
+    state) is made anew at its sized shape; ``helpers`` takes the names the expression uses."""
+    if x.__class__ is not y.__class__:
+        return None
+    if isinstance(x, (tuple, list)):
+        if len(x) != len(y):
+            return None
+        parts = [(repr(p) if p.__class__ is int else _helper(helpers, p))
+                 if _same_value(p, q) else _sized(p, q, terms, helpers) for p, q in zip(x, y)]
+        if any(p is None for p in parts):
+            return None
+        items = f"({', '.join(parts)},)"
+        if x.__class__ is tuple:
+            return items
+        return f"{_helper(helpers, x.__class__)}({items})"
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.generic):
+        return _sized_array(x, y, terms, helpers)
+    if not isinstance(x, (int, np.integer)) or isinstance(x, bool):
+        return None
+    fits = {f"{x // tx} * {e}" if x // tx != 1 else e for e, tx, ty in terms
+            if tx and x % tx == 0 and ty and y % ty == 0 and x // tx == y // ty}
+    return fits.pop() if len(fits) == 1 else None
+
+
+def _sized_array(x, y, terms, helpers):
+    """An array constant of a sized shape that is made the same way at every size: filled
+    with one value (an RNN's zero state), or the positions ``0 .. n - 1`` (a causal mask's)."""
+    if x.dtype != y.dtype or not x.size or not y.size:
+        return None
+    xp = backend.array_module(x)
+    dtype = _helper(helpers, x.dtype)
+    first = x.reshape(-1)[:1]
+    if bool((x == first).all()) and bool((y == first).all()):
+        shape = _sized(tuple(x.shape), tuple(y.shape), terms, helpers)
+        return shape and f"{_helper(helpers, xp.full)}({shape}, {_helper(helpers, first[0])}, {dtype})"
+    if x.ndim == 1 == y.ndim and bool((x == xp.arange(x.size)).all()) and bool(
+            (y == xp.arange(y.size)).all()):
+        length = _sized(x.size, y.size, terms, helpers)
+        return length and f"{_helper(helpers, xp.arange)}({length}, dtype={dtype})"
+    return None
+
+
+def _helper(helpers, value):
+    name = f"h{len(helpers)}"
+    helpers[name] = value
+    return name
+
+
+_COMPARED = 1 << 16
+
+
+def _same_value(x, y):
+    """Whether two traces' globals are the same constant (see ``generalize``)."""
+    if x is y:
+        return True
+    if x.__class__ is not y.__class__:
+        return False
+    if x.__class__ is weakref.ref:
+        return x() is not None and x() is y()
+    if x.__class__ is Tensor:
+        return _same_value(x._value, y._value)
+    if isinstance(x, (tuple, list)):
+        return len(x) == len(y) and all(map(_same_value, x, y))
+    if x.__class__ is slice:
+        return _same_value((x.start, x.stop, x.step), (y.start, y.stop, y.step))
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.generic):
+        if x.shape != y.shape or x.dtype != y.dtype or x.size > _COMPARED:
+            return False
+        xp = backend.array_module(x)
+        return bool(xp.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+    if isinstance(x, (int, float, complex, str, bytes, np.generic, np.dtype)) or x is None:
+        return x == y or x != x and y != y  # (NaN: the same constant)
+    return False
 
 
 def _last_guard(steps):

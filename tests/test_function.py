@@ -613,3 +613,25 @@ def test_an_index_out_of_range_is_refused_on_every_compiled_call():
     np.testing.assert_array_equal(lookup(fw.constant([0, 2])).numpy(), [[0, 1], [4, 5]])
     with pytest.raises(IndexError, match=r"indices\[1\] = -1 is not in \[0, 3\)"):
         lookup(fw.constant([1, -1]))
+
+
+def test_a_sparse_gradient_is_returned_as_indexed_slices_on_every_call():
+    """An embedding's gradient returned from fw.function is TensorFlow's IndexedSlices, with
+    each call's rows (not the first call's)."""
+    from framework import keras
+    embedding = keras.layers.Embedding(10, 3)
+    embedding(fw.constant([1]))
+
+    @fw.function
+    def gradient(ids):
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_sum(embedding(ids) * fw.cast(ids[:, None], fw.float32))
+        return tape.gradient(loss, embedding.embeddings)
+
+    for ids in ([1, 2, 2], [3, 4, 5]):
+        got = gradient(fw.constant(ids))
+        assert isinstance(got, fw.IndexedSlices)
+        np.testing.assert_array_equal(got.indices.numpy(), ids)
+        np.testing.assert_array_equal(got.values.numpy(),
+                                      np.repeat(np.array(ids, np.float32)[:, None], 3, axis=1))
+    assert gradient.experimental_get_tracing_count() == 1

@@ -25,6 +25,7 @@ import numpy as np
 from ..engine import nest
 from ..engine.context import settings, state
 from ..engine.dtypes import numpy_dtype
+from ..engine.indexed_slices import IndexedSlices
 from ..engine.tensor import Tensor, Variable, convert_to_tensor, wrap
 from .tracer import TraceError, Tracer
 from .plan import Mismatch, Stale, build, generalize
@@ -261,7 +262,9 @@ class Function:
                 if not isinstance(result, _NUMBER_RESULTS) else out_leaves[0]
         outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
         replay = build(rec, outputs)
-        rec.release([leaf for leaf in out_leaves if isinstance(leaf, Tensor)])
+        rec.release([t for leaf in out_leaves for t in (
+            (leaf._values, leaf._indices) if leaf.__class__ is IndexedSlices else (leaf,))
+            if isinstance(t, Tensor)])
         plan = (replay, _unpacker(result))
         self._plans.setdefault(key, []).append(plan)
         if inputs is not None:  # (an input_signature with a None first dimension)
@@ -399,6 +402,8 @@ def _output_ref(rec, leaf):
         return ("var", rec.variable_index(leaf))
     if isinstance(leaf, Tensor):
         return rec.ref(leaf)
+    if leaf.__class__ is IndexedSlices:  # (an embedding's gradient)
+        return ("slices", rec.ref(leaf._values), rec.ref(leaf._indices), leaf._dense_shape)
     if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and not isinstance(leaf, np.generic):
         raise TraceError(f"fw.function: the function returned a raw array of shape "
                          f"{leaf.shape}; return tensors (fw ops), not arrays")

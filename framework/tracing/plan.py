@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import random as fw_random
 from ..engine import backend
+from ..engine.indexed_slices import IndexedSlices
 from ..engine.tensor import Tensor, wrap
 from .tracer import Step, TraceError
 
@@ -130,6 +131,8 @@ def _renamed(ref, alias):
         return ("seq", ref[1], [_renamed(r, alias) for r in ref[2]])
     if ref[0] == "map":
         return ("map", {k: _renamed(r, alias) for k, r in ref[1].items()})
+    if ref[0] == "slices":
+        return ("slices", _renamed(ref[1], alias), _renamed(ref[2], alias), ref[3])
     return ref
 
 
@@ -264,6 +267,9 @@ def _compile(rec, steps, outputs):
             results.append(f"W(V{ref[1]}._value.copy())")
         elif ref[0] == "c":
             results.append(glob(wrap(rec.constants[ref[1]])))
+        elif ref[0] == "slices":
+            results.append(f"{glob(IndexedSlices)}(W({render(ref[1])}), W({render(ref[2])}), "
+                           f"{glob(ref[3])})")
         else:
             results.append(f"W({render(ref)})")
     lines.append(f"    return ({', '.join(results)}{',' if results else ''})")
@@ -426,6 +432,8 @@ def _walk(step):
             stack.extend(r[2])
         elif r[0] == "map":
             stack.extend(r[1].values())
+        elif r[0] == "slices":
+            stack.extend(r[1:3])
 
 
 def _var_indices(step):

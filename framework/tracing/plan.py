@@ -238,7 +238,10 @@ def _compile(rec, steps, outputs):
     draws_first = any(_draws(s) for s in steps[:_last_guard(steps) + 1]) if n_guards else False
     if draws_first:
         lines.append("    rs = rng_state()")
-    for step in steps:
+    dead_after = _last_reads(steps, outputs)
+    for i, step in enumerate(steps):
+        if i in dead_after:  # (the array goes as its last reader has run, as in eager)
+            lines.append(f"    del {', '.join(slot(k) for k in dead_after[i])}")
         if step.kind == "guard":
             check = f"{glob(step.fn)}({render(step.args[0])}) != {glob(step.expect)}"
             undo = "set_rng_state(rs); " if draws_first else ""
@@ -415,6 +418,24 @@ def _same_value(x, y):
     if isinstance(x, (int, float, complex, str, bytes, np.generic, np.dtype)) or x is None:
         return x == y or x != x and y != y  # (NaN: the same constant)
     return False
+
+
+def _last_reads(steps, outputs):
+    """The slots no step after step ``i`` reads, nor the outputs, by ``i + 1``: the replay
+    lets go of each before that step (a slot nothing reads, right after it is made)."""
+    last = {}
+    for i, step in enumerate(steps):
+        for k in _reads(step):
+            last[k] = i
+        for o in step.outs:
+            if o is not None:
+                last.setdefault(o[1], i)
+    kept = {k for ref in outputs for k in _reads(_as_step(ref))}
+    dead = {}
+    for k, i in last.items():
+        if k not in kept:
+            dead.setdefault(i + 1, []).append(k)
+    return dead
 
 
 def _last_guard(steps):

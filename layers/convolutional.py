@@ -12,7 +12,7 @@ import framework as fw
 
 from . import activations
 from .base import LAYERS, Layer
-from .core import KernelLayer
+from .core import _RELUS, KernelLayer
 
 
 def _sizes(value, rank, what, layer):
@@ -90,6 +90,8 @@ class _Conv(KernelLayer):
             left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
             inputs, padding = fw.pad(inputs, [[0, 0], [left, 0], [0, 0]]), "VALID"
         outputs = self._convolve(inputs, padding)
+        if self.bias is not None and self.activation in _RELUS:  # the bias and ReLU as one op
+            return fw.nn.bias_add_relu(outputs, self.bias)
         if self.bias is not None:
             outputs = fw.nn.bias_add(outputs, self.bias)
         return outputs if self.activation is activations.linear else self.activation(outputs)

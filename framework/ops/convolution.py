@@ -128,18 +128,25 @@ def _windows_host(x, geometry):
     return view.copy()
 
 
-def _overlap_add_array(g, height, width, geometry):
-    """The windows ``g`` (..., out_h, out_w, kh, kw, c) added into a (..., height, width, c)
-    image: one strided slice addition per kernel cell (no scattered adds)."""
+def _add_cells(image, cell, geometry, out_size):
+    """Add ``cell(i, j)`` (..., out_h, out_w, c), what kernel cell (i, j) of every window
+    read, back into ``image`` where it read it: one strided slice addition per kernel cell
+    (no scattered adds)."""
     (kh, kw), (sh, sw), (dh, dw) = geometry
-    out_h, out_w = g.shape[-5], g.shape[-4]
-    xp = backend.array_module(g)
-    image = xp.zeros(g.shape[:-5] + (height, width, g.shape[-1]), dtype=g.dtype)
+    out_h, out_w = out_size
     for i in range(kh):
         for j in range(kw):
             image[..., i * dh:i * dh + (out_h - 1) * sh + 1:sh,
-                  j * dw:j * dw + (out_w - 1) * sw + 1:sw, :] += g[..., i, j, :]
+                  j * dw:j * dw + (out_w - 1) * sw + 1:sw, :] += cell(i, j)
     return image
+
+
+def _overlap_add_array(g, height, width, geometry):
+    """The windows ``g`` (..., out_h, out_w, kh, kw, c) added into a (..., height, width, c)
+    image."""
+    image = backend.array_module(g).zeros(g.shape[:-5] + (height, width, g.shape[-1]),
+                                          dtype=g.dtype)
+    return _add_cells(image, lambda i, j: g[..., i, j, :], geometry, g.shape[-5:-3])
 
 
 @primitive(lambda g, out, x, geometry: _overlap_add(g, height=x.shape[-3], width=x.shape[-2],
@@ -175,16 +182,18 @@ def _convolve_with(windows, x, w, geometry):
 
 
 def _convolve_array_vjp(g, out, needs, x, w, geometry, saved):
-    """Both gradients from the windows the forward kept: the filters' as one product, the
-    input's as one product added back over the windows (a Jacobian's leading axes of ``g``
-    go through)."""
-    lead = g.shape[:g.ndim - 4]
-    rows = g.reshape(lead + (-1, w.shape[3]))
+    """Both gradients from the windows the forward kept: the filters' as one product; the
+    input's as one product per kernel cell (stacked), each a contiguous block added to the
+    cells that cell of the windows read (a Jacobian's leading axes of ``g`` go through)."""
+    lead, (kh, kw, cin, cout) = g.shape[:g.ndim - 4], w.shape
+    rows = g.reshape(lead + (-1, cout))
     g_x = g_w = None
     if needs[0]:
-        windows = _product(rows, w.reshape(-1, w.shape[3]).T)
-        g_x = _overlap_add_array(windows.reshape(g.shape[:-1] + w.shape[:3]), x.shape[1],
-                                 x.shape[2], geometry)
+        xp = backend.array_module(g)
+        blocks = xp.matmul(rows[..., None, :, :], w.transpose(0, 1, 3, 2).reshape(-1, cout, cin))
+        blocks = blocks.reshape(lead + (kh, kw) + g.shape[-4:-1] + (cin,))
+        g_x = _add_cells(xp.zeros(lead + x.shape, dtype=g.dtype),
+                         lambda i, j: blocks[..., i, j, :, :, :, :], geometry, g.shape[-3:-1])
     if needs[1]:
         g_w = _product(saved.T, rows).reshape(lead + w.shape)
     return g_x, g_w

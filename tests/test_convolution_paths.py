@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 import framework as fw
+import layers
 from framework.ops import convolution as conv_ops
 from framework.ops.linalg import matmul
 from framework.ops.reduce import reduce_max
 from framework.ops.shape import reshape
+from optimizers import Adam
 
 rng = np.random.default_rng(11)
 GEOMETRIES = [((3, 3), (1, 1), (1, 1)), ((2, 3), (2, 1), (1, 1)), ((3, 2), (1, 1), (2, 1))]
@@ -130,8 +132,6 @@ def test_max_pool2d_takes_the_tiled_path_exactly_where_the_windows_tile():
 
 
 def test_a_cnn_step_under_fw_function_gives_eagers_numbers_on_a_second_call():
-    import layers
-    from optimizers import Adam
 
     def run(compiled):
         fw.random.set_seed(3)
@@ -179,3 +179,65 @@ def test_every_geometry_pairs_with_each_padding():
         np.testing.assert_allclose(fw.nn.conv2d(x, w, strides, padding,
                                                 dilations=dilations).numpy(),
                                    _composed_conv(padded, w, geometry).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("geometry", GEOMETRIES[:2])
+def test_conv2d_bias_is_conv2d_then_the_bias_and_relu(geometry, relu):
+    """The fused op against its composition: the forward (host form and definition), the
+    gradients on arrays and through the tensor VJPs, and the second order."""
+    x = fw.constant(rng.standard_normal((2, 7, 6, 3)))
+    w = fw.constant(rng.standard_normal(geometry[0] + (3, 4)))
+    b = fw.constant(rng.standard_normal(4))
+    biased = conv_ops._convolve_biased
+    params = {"geometry": geometry, "relu": relu}
+    host_out, host_rows = biased.host_forward(x.numpy(), w.numpy(), b.numpy(), **params)
+    out, rows = biased.forward(x.numpy(), w.numpy(), b.numpy(), **params)
+    np.testing.assert_allclose(host_out, out, rtol=1e-12)
+    np.testing.assert_array_equal(host_rows, rows)
+
+    def composed(x, w, b):
+        y = fw.nn.bias_add(conv_ops._convolve(x, w, geometry=geometry), b)
+        return fw.nn.relu(y) if relu else y
+    results = []
+    for conv in (lambda x, w, b: biased(x, w, b, **params), composed):
+        with fw.GradientTape() as outer:
+            outer.watch([x, w, b])
+            with fw.GradientTape() as inner:
+                inner.watch([x, w, b])
+                loss = fw.reduce_sum(fw.tanh(conv(x, w, b)) ** 2)
+            first = inner.gradient(loss, [x, w, b])
+            mixed = sum(fw.reduce_sum(g * g) for g in first)
+        second = outer.gradient(mixed, [x, w, b])
+        with fw.GradientTape() as tape:
+            tape.watch([x, w, b])
+            loss = fw.reduce_sum(fw.tanh(conv(x, w, b)) ** 2)
+        results.append([g.numpy() for g in first + second + tape.gradient(loss, [x, w, b])])
+    for got, expected in zip(*results, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_bias_finite_differences_orders_one_and_two():
+    x, w, b = (rng.standard_normal(s) for s in ((2, 5, 4, 2), (2, 3, 2, 3), (3,)))
+    fw.test.check_gradients(lambda x, w, b: conv_ops.conv2d_bias(x, w, b, 1, "SAME"), x, w, b,
+                            order=2)
+
+
+def test_conv2d_bias_refuses_a_bias_that_does_not_fit():
+    x, w = np.zeros((1, 4, 4, 1), np.float32), np.zeros((2, 2, 1, 3), np.float32)
+    with pytest.raises(ValueError, match=r"conv2d_bias: bias of shape \(2,\)"):
+        conv_ops.conv2d_bias(x, w, np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="dtype float64"):
+        conv_ops.conv2d_bias(x, w, np.zeros(3))
+
+
+def test_a_conv2d_layer_is_one_op_with_its_bias_and_relu():
+    layer = layers.Conv2D(3, 2, activation="relu")
+    x = fw.constant(rng.standard_normal((2, 5, 5, 2)).astype(np.float32))
+    layer(x)
+    with fw.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+    assert [r.op for r in tape._records] == [conv_ops._convolve_biased.primitive]
+    expected = np.maximum(fw.nn.conv2d(x, layer.kernel).numpy() + layer.bias.numpy(), 0)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6)

@@ -24,6 +24,7 @@ from ..engine.tensor import convert_to_tensor
 from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
+from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
 from .reduce import _extreme_vjp, reduce_max, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
@@ -221,28 +222,81 @@ _convolve = define("convolve", lambda x, w, geometry: _convolve_with(_windows_ar
                                                                       geometry))
 
 
+def _biased_forward(windows):
+    """The convolution's forward (with ``windows``), then the bias and the ReLU in place."""
+    def forward(x, w, b, geometry, relu):
+        out, rows = _convolve_with(windows, x, w, geometry)
+        out += b
+        if relu:
+            backend.array_module(out).maximum(out, 0, out=out)
+        return out, rows
+    return forward
+
+
+def _biased_array_vjp(g, out, needs, x, w, b, geometry, relu, saved):
+    """The three gradients from the cotangent masked once by the ReLU."""
+    if relu:
+        g = _relu_grad_array(g, out)
+    g_x, g_w = _convolve_array_vjp(g, out, needs[:2], x, w, geometry, saved)
+    return g_x, g_w, _sum_batch_array(g, tuple(range(g.ndim - 1))) if needs[2] else None
+
+
+# ``conv2d`` and a bias (and a ReLU) as one op: a Conv2D layer's forward, one record and one
+# backward step, the bias and the ReLU applied in place on the product's fresh output.
+_convolve_biased = define(
+    "convolve_biased", _biased_forward(_windows_array),
+    lambda g, out, x, w, b, geometry, relu, saved: _convolve_vjp_x(
+        _dense_masked(g, out, relu), out, x, w, geometry, saved),
+    lambda g, out, x, w, b, geometry, relu, saved: _convolve_vjp_w(
+        _dense_masked(g, out, relu), out, x, w, geometry, saved),
+    lambda g, out, x, w, b, geometry, relu, saved: _bias_vjp(
+        _dense_masked(g, out, relu), out, x, b),
+    array_vjp=_biased_array_vjp, saves=True, host_forward=_biased_forward(_windows_host))
+
+
+def _conv2d_operands(op, input, filters, strides, padding, data_format,  # noqa: A002
+                     dilations):
+    """The padded input, the filters and the windows' geometry of a checked ``conv2d``."""
+    if data_format != "NHWC":
+        raise ValueError(f"{op}: only data_format='NHWC' is supported, got {data_format!r}")
+    x, w = convert_to_tensor(input), convert_to_tensor(filters)
+    if w.ndim != 4:
+        raise ValueError(f"{op}: filters must be 4-D (height, width, in, out), got shape "
+                         f"{w.shape}")
+    if x.ndim == 4 and x.shape[3] != w.shape[2]:
+        raise ValueError(f"{op}: input of shape {x.shape} has {x.shape[3]} channels but the "
+                         f"filters of shape {w.shape} expect {w.shape[2]}")
+    if x.dtype != w.dtype:
+        raise TypeError(f"{op}: input and filters must have one dtype, got {x.dtype.name} and "
+                        f"{w.dtype.name}; use fw.cast to convert")
+    stride = _sizes(strides, 2, "strides", op)
+    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", op)
+    if stride != (1, 1) and dilation != (1, 1):
+        raise ValueError(f"{op}: strides and dilations cannot both exceed 1 (TensorFlow's rule)")
+    x, _, _ = _padded(op, x, w.shape[:2], stride, dilation, padding, 0)
+    return x, w, (tuple(w.shape[:2]), stride, dilation)
+
+
 def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
            dilations=None, name=None):
     """``tf.nn.conv2d``: ``filters`` of shape (kh, kw, in_channels, out_channels) slid over
     ``input`` (NHWC) with ``strides`` and ``dilations``; ``padding`` as TensorFlow's."""
-    if data_format != "NHWC":
-        raise ValueError(f"conv2d: only data_format='NHWC' is supported, got {data_format!r}")
-    x, w = convert_to_tensor(input), convert_to_tensor(filters)
-    if w.ndim != 4:
-        raise ValueError(f"conv2d: filters must be 4-D (height, width, in, out), got shape "
-                         f"{w.shape}")
-    if x.ndim == 4 and x.shape[3] != w.shape[2]:
-        raise ValueError(f"conv2d: input of shape {x.shape} has {x.shape[3]} channels but the "
-                         f"filters of shape {w.shape} expect {w.shape[2]}")
-    if x.dtype != w.dtype:
-        raise TypeError(f"conv2d: input and filters must have one dtype, got {x.dtype.name} and "
-                        f"{w.dtype.name}; use fw.cast to convert")
-    stride = _sizes(strides, 2, "strides", "conv2d")
-    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", "conv2d")
-    if stride != (1, 1) and dilation != (1, 1):
-        raise ValueError("conv2d: strides and dilations cannot both exceed 1 (TensorFlow's rule)")
-    x, _, _ = _padded("conv2d", x, w.shape[:2], stride, dilation, padding, 0)
-    return _convolve(x, w, geometry=(tuple(w.shape[:2]), stride, dilation))
+    x, w, geometry = _conv2d_operands("conv2d", input, filters, strides, padding, data_format,
+                                      dilations)
+    return _convolve(x, w, geometry=geometry)
+
+
+def conv2d_bias(input, filters, bias, strides=1, padding="VALID", dilations=None,  # noqa: A002
+                relu=False):
+    """``conv2d``, then ``bias`` (one per output channel) added, then the ReLU when ``relu``,
+    as one op: a Conv2D layer's forward (as ``fw.nn.dense`` is a Dense layer's)."""
+    x, w, geometry = _conv2d_operands("conv2d_bias", input, filters, strides, padding, "NHWC",
+                                      dilations)
+    b = convert_to_tensor(bias)
+    if b.shape != (w.shape[3],) or b.dtype != w.dtype:
+        raise ValueError(f"conv2d_bias: bias of shape {b.shape} and dtype {b.dtype.name} does "
+                         f"not fit filters of shape {w.shape} and dtype {w.dtype.name}")
+    return _convolve_biased(x, w, b, geometry=geometry, relu=bool(relu))
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002

@@ -224,7 +224,10 @@ def _compile(rec, steps, outputs):
     draws_first = any(_draws(s) for s in steps[:_last_guard(steps) + 1]) if n_guards else False
     if draws_first:
         lines.append("    rs = rng_state()")
-    for step in steps:
+    dead = _dead_after(steps, outputs, rec.inputs)
+    for i, step in enumerate(steps):
+        if i and dead[i - 1]:  # (after the step that read them last, as soon as it has run)
+            lines.append(f"    del {', '.join(f's{k}' for k in dead[i - 1])}")
         if step.kind == "guard":
             check = f"{glob(step.fn)}({render(step.args[0])}) != {glob(step.expect)}"
             undo = "set_rng_state(rs); " if draws_first else ""
@@ -262,6 +265,26 @@ def _compile(rec, steps, outputs):
     replay = namespace["replay"]
     replay.source = source
     return replay
+
+
+def _dead_after(steps, outputs, inputs):
+    """Per step, the slots no later step nor the outputs read (in the order they were last
+    read): the replay lets go of them right after that step, so that a step's large arrays
+    are freed (and their memory reused by the next ones) while the replay goes on, as eager
+    code drops a tensor when its last reference goes, instead of all at the return."""
+    kept = {r[1] for ref in outputs for r in _walk(_as_step(ref)) if r[0] == "s"}
+    last = {r[1]: -1 for r in inputs}
+    for i, step in enumerate(steps):
+        for slot in _reads(step):
+            last[slot] = i
+        for o in step.outs:
+            if o is not None:
+                last.setdefault(o[1], i)
+    dead = [[] for _ in steps]
+    for slot, i in last.items():
+        if slot not in kept and i >= 0:
+            dead[i].append(slot)
+    return dead
 
 
 def _last_guard(steps):

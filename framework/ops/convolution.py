@@ -1,15 +1,21 @@
 """Convolution and pooling, TensorFlow's ``tf.nn.conv2d``, ``max_pool2d`` and ``avg_pool2d``
-(NHWC), composed of the framework's own differentiable ops, and their one-dimensional forms
-(``conv1d``, ``max_pool1d``, ``avg_pool1d`` on NWC), which TensorFlow too computes as the
-two-dimensional ones on an image one row high.
+(NHWC), and their one-dimensional forms (``conv1d``, ``max_pool1d``, ``avg_pool1d`` on NWC),
+which TensorFlow too computes as the two-dimensional ones on an image one row high.
 
 Each window of the (padded) input is gathered into a patch (``_windows``: one integer-array
-index for a whole batch); a convolution is then one matrix product of the patches with the
-flattened filters, a max pool the maximum over each patch, an average pool its mean over the
-cells inside the input. Being compositions (pad, windows, reshape, matmul, reductions), their
-derivatives of every order are those ops' own; the windows' derivative adds each cotangent back
-where its window read it (``_overlap_add``, one strided addition per kernel cell), and the two
-are each other's VJP. TensorFlow's padding is kept: "VALID" (no padding), "SAME" (the output is
+index for a whole batch on any array, a strided view copied once on the host); its derivative
+adds each cotangent back where its window read it (``_overlap_add``, one strided addition per
+kernel cell), and the two are each other's VJP. A convolution is one primitive
+(``_convolve``; with a Conv2D layer's bias and ReLU, ``_convolve_biased``): the patches as the
+rows of a matrix times the flattened filters, the rows kept so that the filters' gradient is
+one product, the input's gradient one product per kernel cell added back. A max pool whose
+windows tile the image (``_tile_max``, a Keras MaxPooling2D's default) is the maximum of
+strided views of the tiles; any other max pool is the maximum over each patch, an average pool
+the mean over the cells inside the input. The primitives' tensor VJPs are the compositions of
+the windows' ops, matmul and the reductions, so every order of derivative is theirs; their
+array VJPs, what a training step runs, are the fast forms, tested equal.
+
+TensorFlow's padding is kept: "VALID" (no padding), "SAME" (the output is
 ``ceil(size / stride)``, the padding split with the extra cell after), or explicit
 ``[[0, 0], [top, bottom], [left, right], [0, 0]]``; a max pool pads with -inf and an average
 pool counts only the input's cells, as TensorFlow does.
@@ -28,8 +34,8 @@ from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
 from .reduce import _extreme_vjp, reduce_max, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
-__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose",
-           "max_pool", "max_pool1d", "max_pool2d"]
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_bias",
+           "conv2d_transpose", "max_pool", "max_pool1d", "max_pool2d"]
 
 
 def _sizes(value, rank, what, op):

@@ -241,3 +241,19 @@ def test_a_conv2d_layer_is_one_op_with_its_bias_and_relu():
     assert [r.op for r in tape._records] == [conv_ops._convolve_biased.primitive]
     expected = np.maximum(fw.nn.conv2d(x, layer.kernel).numpy() + layer.bias.numpy(), 0)
     np.testing.assert_allclose(y.numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op, arity", [(conv_ops._convolve_biased, 3), (conv_ops._convolve, 2)])
+def test_the_array_vjps_take_a_jacobians_stacked_rows(op, arity):
+    """A cotangent with a leading axis of rows gives each row's gradients, stacked."""
+    geometry = GEOMETRIES[1]
+    arrays = [rng.standard_normal(s) for s in ((2, 7, 6, 3), geometry[0] + (3, 4), (4,))][:arity]
+    params = {"geometry": geometry, **({"relu": True} if arity == 3 else {})}
+    out, saved = op.forward(*arrays, **params)
+    rows = rng.standard_normal((3,) + out.shape)
+    needs = (True,) * arity
+    stacked = op.primitive.array_vjp(rows, out, needs, *arrays, **params, saved=saved)
+    for k, row in enumerate(rows):
+        single = op.primitive.array_vjp(row, out, needs, *arrays, **params, saved=saved)
+        for got, expected in zip(stacked, single, strict=True):
+            np.testing.assert_allclose(got[k], expected, rtol=1e-12, atol=1e-12)

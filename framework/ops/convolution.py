@@ -244,7 +244,8 @@ def _biased_array_vjp(g, out, needs, x, w, b, geometry, relu, saved):
     if relu:
         g = _relu_grad_array(g, out)
     g_x, g_w = _convolve_array_vjp(g, out, needs[:2], x, w, geometry, saved)
-    return g_x, g_w, _sum_batch_array(g, tuple(range(g.ndim - 1))) if needs[2] else None
+    batch = tuple(range(g.ndim - 4, g.ndim - 1))  # (a Jacobian's leading axes stay)
+    return g_x, g_w, _sum_batch_array(g, batch) if needs[2] else None
 
 
 # ``conv2d`` and a bias (and a ReLU) as one op: a Conv2D layer's forward, one record and one

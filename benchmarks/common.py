@@ -39,3 +39,97 @@ def table(headers, rows):
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in cells[1:]:
         print(line(r))
+
+
+def cpu_burst(step, n):
+    """CPU seconds of this process for ``n`` steps: on a machine shared by many processes the
+    CPU time a step takes moves far less than its wall-clock time (``--clock cpu``, with one
+    BLAS thread)."""
+    start = time.process_time()
+    for _ in range(n):
+        step()
+    return time.process_time() - start
+
+
+def _serve(module, factory):
+    """Steps of ``module.factory()`` for a parent process over standard input and output (a
+    process of its own: PyTorch's OpenMP threads spin after each op and would slow NumPy's
+    BLAS threads down in a shared process, and TensorFlow may live in another interpreter): a
+    line ``n`` runs ``n`` steps and answers the first one's loss and the CPU seconds the others
+    took."""
+    import importlib
+    import sys
+    step = getattr(importlib.import_module(module), factory)()
+    for line in sys.stdin:
+        n = int(line)
+        loss = step()
+        print(loss, cpu_burst(step, n - 1) if n > 1 else 0.0, flush=True)
+
+
+def remote_step(module, factory, package, python=None):
+    """A function that runs one step of ``module.factory()`` in a worker process (under the
+    interpreter ``python``, default this one) and returns its loss; its ``cpu_burst(n)`` times
+    ``n`` steps there. ImportError where that interpreter lacks ``package``."""
+    import subprocess
+    import sys
+    python = python or sys.executable
+    if subprocess.run([python, "-c", f"import {package}"], capture_output=True).returncode:
+        raise ImportError(f"{package} is not installed for {python}")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    worker = subprocess.Popen(
+        [python, "-c", f"from benchmarks.common import _serve; _serve({module!r}, {factory!r})"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=root,
+        env=dict(os.environ, PYTHONPATH=root, TF_CPP_MIN_LOG_LEVEL="2"))
+
+    def ask(n):
+        worker.stdin.write(f"{n}\n")
+        worker.stdin.flush()
+        answer = worker.stdout.readline().split()
+        if not answer:
+            raise RuntimeError(f"the {package} worker stopped (its error is above)")
+        return float(answer[0]), float(answer[1])
+
+    def step():
+        return ask(1)[0]
+    step.cpu_burst = lambda n: ask(n + 1)[1]
+    return step
+
+
+def cpu_rounds(fns, rounds, steps):
+    """Per implementation, the CPU seconds per step of each round (a rotating order); each
+    function has a ``cpu_burst(n)``."""
+    names, times = list(fns), {name: [] for name in fns}
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(fns[name].cpu_burst(steps) / steps)
+    return times
+
+
+def check_first_losses(fns, tolerance):
+    """Run step 1 of every implementation (from the same weights) and stop the benchmark if
+    any loss departs from the first one's by more than ``tolerance`` relatively."""
+    first = {impl: float(fn()) for impl, fn in fns.items()}
+    reference = next(iter(first.values()))
+    for impl, loss in first.items():
+        print(f"step-1 loss {impl}: {loss:.6f}")
+        if abs(loss - reference) > tolerance * abs(reference):
+            raise SystemExit(f"{impl}'s step-1 loss {loss} differs from {reference}")
+
+
+def ratio_table(times, missing, gflop, bases):
+    """Print per implementation its median (min-max) milliseconds, its GFLOP/s, and the median
+    (min-max) over rounds of each round's ratio to each of ``bases`` that ran."""
+    bases = [b for b in bases if b in times]
+    rows = []
+    for impl, done in times.items():
+        row = [impl, f"{statistics.median(done) * 1e3:.2f} ({min(done) * 1e3:.2f}-"
+                     f"{max(done) * 1e3:.2f})", f"{gflop / statistics.median(done):.0f}"]
+        for base in bases:
+            ratios = [a / b for a, b in zip(done, times[base])]
+            row.append(f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
+        rows.append(row)
+    rows += [[impl, "unavailable: " + why[:60], ""] + [""] * len(bases)
+             for impl, why in missing.items()]
+    table(["implementation", "ms per step (min-max)", "GFLOP/s"] + [f"vs {b}" for b in bases],
+          rows)

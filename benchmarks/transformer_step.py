@@ -20,13 +20,12 @@ step takes in the process that runs it, which moves far less than wall-clock tim
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import limit_threads, table  # noqa: E402
+from benchmarks.common import (check_first_losses, cpu_burst, cpu_rounds, limit_threads,  # noqa: E402,E501
+                               ratio_table, remote_step)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 from benchmarks.function_step import interleaved  # noqa: E402
@@ -255,72 +254,16 @@ def torch_step():
     return step
 
 
-def _cpu_burst(step, n):
-    """CPU seconds of this process for ``n`` steps: on a machine shared by many processes the
-    CPU time a step takes moves far less than its wall-clock time (``--clock cpu``, with one
-    BLAS thread)."""
-    start = time.process_time()
-    for _ in range(n):
-        step()
-    return time.process_time() - start
-
-
-def _torch_worker(conn):
-    """PyTorch's steps in a process of its own (its OpenMP threads spin after each op and
-    would slow NumPy's BLAS threads down in a shared process): a message ``n`` runs ``n``
-    steps and answers the last loss and the CPU seconds they took."""
-    step = torch_step()
-    try:
-        while True:
-            n = conn.recv()
-            loss = step()
-            conn.send((loss, _cpu_burst(step, n - 1) if n > 1 else 0.0))
-    except EOFError:  # the benchmark is over
-        pass
-
-
-def remote_torch_step():
-    """A function that runs one PyTorch step in the worker process and returns its loss."""
-    import multiprocessing
-    import importlib.util
-    if importlib.util.find_spec("torch") is None:
-        raise ImportError("torch is not installed")
-    parent, child = multiprocessing.get_context("spawn").Pipe()
-    worker = multiprocessing.get_context("spawn").Process(target=_torch_worker, args=(child,),
-                                                          daemon=True)
-    worker.start()
-
-    def step():
-        parent.send(1)
-        return parent.recv()[0]
-
-    def cpu_burst(n):
-        parent.send(n + 1)
-        return parent.recv()[1]
-    step.cpu_burst = cpu_burst
-    return step
-
-
-def make(impl):
+def make(impl, torch_python=None):
     if impl == "torch":
-        return remote_torch_step()
+        return remote_step("benchmarks.transformer_step", "torch_step", "torch", torch_python)
     if impl == "numpy":
         step = numpy_step()
     else:
         kind, variant = impl.split("-")
         step = (fw_ops_step if variant == "ops" else fw_layers_step)(kind == "function")
-    step.cpu_burst = lambda n: _cpu_burst(step, n)
+    step.cpu_burst = lambda n: cpu_burst(step, n)
     return step
-
-
-def cpu_rounds(fns, rounds, steps):
-    """Per implementation, the CPU seconds per step of each round (a rotating order)."""
-    names, times = list(fns), {name: [] for name in fns}
-    for round_ in range(rounds):
-        shift = round_ % len(names)
-        for name in names[shift:] + names[:shift]:
-            times[name].append(fns[name].cpu_burst(steps) / steps)
-    return times
 
 
 def main():
@@ -332,40 +275,23 @@ def main():
                         help="wall-clock time per step, or the CPU time of the process that "
                              "runs it (steadier on a shared machine; use one BLAS thread)")
     parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
+    parser.add_argument("--torch-python", help="the interpreter that has PyTorch (default: "
+                                                   "this one)")
     args = parser.parse_args()
     names = args.impl or list(IMPLS)
     fns, missing = {}, {}
     for impl in names:
         try:
-            fns[impl] = make(impl)
+            fns[impl] = make(impl, args.torch_python)
         except ImportError as e:
             missing[impl] = str(e)
-    first = {impl: fn() for impl, fn in fns.items()}  # step 1 from the same weights
-    reference = next(iter(first.values()))
-    for impl, loss in first.items():
-        print(f"step-1 loss {impl}: {loss:.6f}")
-        if abs(loss - reference) > 1e-4 * abs(reference):
-            raise SystemExit(f"{impl}'s step-1 loss {loss} differs from {reference}")
+    check_first_losses(fns, 1e-4)
     times = (interleaved(fns, args.rounds, args.seconds) if args.clock == "wall"
              else cpu_rounds(fns, args.rounds, args.steps))
     gflop = flops() / 1e9
-    rows = []
-    for impl, done in times.items():
-        row = [impl, f"{statistics.median(done) * 1e3:.2f} ({min(done) * 1e3:.2f}-"
-                     f"{max(done) * 1e3:.2f})", f"{gflop / statistics.median(done):.0f}"]
-        for base in ("torch", "numpy"):
-            if base in times:
-                ratios = [a / b for a, b in zip(done, times[base])]
-                row.append(f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
-                           f"{max(ratios):.2f})")
-            else:
-                row.append("")
-        rows.append(row)
-    rows += [[impl, "unavailable: " + why[:60], "", "", ""] for impl, why in missing.items()]
     print(f"\nW6 Transformer block step, {args.rounds} paired rounds, {args.clock} time, "
           f"{os.environ['OMP_NUM_THREADS']} thread(s) ({gflop:.2f} GFLOP of products per step)\n")
-    table(["implementation", f"ms per step, {args.clock} (min-max)", "GFLOP/s", "vs PyTorch",
-           "vs NumPy"], rows)
+    ratio_table(times, missing, gflop, ("torch", "numpy"))
 
 
 if __name__ == "__main__":

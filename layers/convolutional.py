@@ -9,10 +9,11 @@ step). A kernel has shape ``(kh, kw, in_channels, filters)`` (``(kw, in_channels
 count the receptive field, as Keras's).
 """
 import framework as fw
+from framework.ops.convolution import conv2d_bias
 
 from . import activations
 from .base import LAYERS, Layer
-from .core import KernelLayer
+from .core import _RELUS, KernelLayer
 
 
 def _sizes(value, rank, what, layer):
@@ -52,6 +53,7 @@ class _Conv(KernelLayer):
 
     rank = None  # 1 or 2
     _conv = None  # fw.nn.conv1d or fw.nn.conv2d
+    _biased = None  # the convolution, the bias and a ReLU as one op, where there is one
     _paddings = ("valid", "same")
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
@@ -89,6 +91,13 @@ class _Conv(KernelLayer):
         if padding == "CAUSAL":  # every step's window ends at that step, as Keras pads it
             left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
             inputs, padding = fw.pad(inputs, [[0, 0], [left, 0], [0, 0]]), "VALID"
+        biased = type(self)._biased
+        if self.bias is not None and biased is not None:  # one op, with the bias (and ReLU)
+            relu = self.activation in _RELUS
+            outputs = biased(inputs, self.kernel, self.bias, self.strides, padding,
+                             dilations=self.dilation_rate, relu=relu)
+            return outputs if relu or self.activation is activations.linear else \
+                self.activation(outputs)
         outputs = self._convolve(inputs, padding)
         if self.bias is not None:
             outputs = fw.nn.bias_add(outputs, self.bias)
@@ -122,7 +131,7 @@ class Conv1D(_Conv):
 class Conv2D(_Conv):
     """The convolution over (batch, height, width, channels) images."""
 
-    rank, _conv = 2, fw.nn.conv2d
+    rank, _conv, _biased = 2, fw.nn.conv2d, conv2d_bias
 
 
 def _transposed_size(size, kernel, stride, padding, output_padding, dilation):
@@ -141,6 +150,8 @@ class Conv2DTranspose(Conv2D):
     """The transpose of ``Conv2D`` (``fw.nn.conv2d_transpose``): each input cell spreads over a
     ``kernel_size`` window of the output, windows ``strides`` apart (upsampling, as in a
     GAN's generator). The kernel has shape ``(kh, kw, filters, in_channels)``."""
+
+    _biased = None
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,

@@ -1,15 +1,21 @@
 """Convolution and pooling, TensorFlow's ``tf.nn.conv2d``, ``max_pool2d`` and ``avg_pool2d``
-(NHWC), composed of the framework's own differentiable ops, and their one-dimensional forms
-(``conv1d``, ``max_pool1d``, ``avg_pool1d`` on NWC), which TensorFlow too computes as the
-two-dimensional ones on an image one row high.
+(NHWC), and their one-dimensional forms (``conv1d``, ``max_pool1d``, ``avg_pool1d`` on NWC),
+which TensorFlow too computes as the two-dimensional ones on an image one row high.
 
 Each window of the (padded) input is gathered into a patch (``_windows``: one integer-array
-index for a whole batch); a convolution is then one matrix product of the patches with the
-flattened filters, a max pool the maximum over each patch, an average pool its mean over the
-cells inside the input. Being compositions (pad, windows, reshape, matmul, reductions), their
-derivatives of every order are those ops' own; the windows' derivative adds each cotangent back
-where its window read it (``_overlap_add``, one strided addition per kernel cell), and the two
-are each other's VJP. TensorFlow's padding is kept: "VALID" (no padding), "SAME" (the output is
+index for a whole batch on any array, a strided view copied once on the host); its derivative
+adds each cotangent back where its window read it (``_overlap_add``, one strided addition per
+kernel cell), and the two are each other's VJP. A convolution is one primitive
+(``_convolve``; with a Conv2D layer's bias and ReLU, ``_convolve_biased``): the patches as the
+rows of a matrix times the flattened filters, the rows kept so that the filters' gradient is
+one product, the input's gradient one product per kernel cell added back. A max pool whose
+windows tile the image (``_tile_max``, a Keras MaxPooling2D's default) is the maximum of
+strided views of the tiles; any other max pool is the maximum over each patch, an average pool
+the mean over the cells inside the input. The primitives' tensor VJPs are the compositions of
+the windows' ops, matmul and the reductions, so every order of derivative is theirs; their
+array VJPs, what a training step runs, are the fast forms, tested equal.
+
+TensorFlow's padding is kept: "VALID" (no padding), "SAME" (the output is
 ``ceil(size / stride)``, the padding split with the extra cell after), or explicit
 ``[[0, 0], [top, bottom], [left, right], [0, 0]]``; a max pool pads with -inf and an average
 pool counts only the input's cells, as TensorFlow does.
@@ -19,15 +25,17 @@ import math
 import numpy as np
 
 from ..engine import backend
-from ..engine.primitive import primitive
+from ..engine.primitive import define, primitive
 from ..engine.tensor import convert_to_tensor
+from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
-from .reduce import reduce_max, reduce_sum
+from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
+from .reduce import _extreme_vjp, reduce_max, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
-__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_transpose",
-           "max_pool", "max_pool1d", "max_pool2d"]
+__all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_bias",
+           "conv2d_transpose", "max_pool", "max_pool1d", "max_pool2d"]
 
 
 def _sizes(value, rank, what, op):
@@ -65,9 +73,9 @@ def _paddings(padding, size, window, stride, op):
     return tuple(map(tuple, pairs[1:3].tolist()))
 
 
-def _patches(op, x, window, strides, dilations, padding, fill):
-    """``x`` (NHWC) padded with ``fill`` and cut into windows: (patches of shape
-    (n, out_h, out_w, kh, kw, c), the paddings, the output size)."""
+def _padded(op, x, window, strides, dilations, padding, fill):
+    """``x`` (NHWC) padded with ``fill`` as ``padding`` asks: (that tensor, the paddings, the
+    output size of the windows over it)."""
     x = convert_to_tensor(x)
     if x.ndim != 4:
         raise ValueError(f"{op}: input must be 4-D (batch, height, width, channels), got shape "
@@ -81,18 +89,30 @@ def _patches(op, x, window, strides, dilations, padding, fill):
                          f"{x.shape[1]}x{x.shape[2]} padded by {pads}")
     if top or bottom or left or right:
         x = pad(x, [[0, 0], [top, bottom], [left, right], [0, 0]], constant_values=fill)
+    return x, pads, (out_h, out_w)
+
+
+def _patches(op, x, window, strides, dilations, padding, fill):
+    """``x`` (NHWC) padded with ``fill`` and cut into windows: (patches of shape
+    (n, out_h, out_w, kh, kw, c), the paddings, the output size)."""
+    x, pads, size = _padded(op, x, window, strides, dilations, padding, fill)
     geometry = (tuple(window), tuple(strides), tuple(dilations))
-    return _windows(x, geometry=geometry), pads, (out_h, out_w)
+    return _windows(x, geometry=geometry), pads, size
 
 
 # --- the windows and their adjoint ---------------------------------------------------------------
 # ``_windows`` gathers every window of an NHWC image (any leading axes) into (..., out_h, out_w,
 # kh, kw, c); ``_overlap_add`` adds such windows back into an image. They are each other's
 # transpose, so each one's VJP is the other: every order of derivative stays within the pair.
+def _out_size(shape, geometry):
+    """(out_h, out_w) of the windows of ``geometry`` over an image of ``shape`` (..., h, w, c)."""
+    return tuple((n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(shape[-3:-1], *geometry))
+
+
 def _window_index(height, width, geometry):
     """The window's rows and columns as two broadcasting index arrays (out_h, out_w, kh, kw)."""
     (kh, kw), (sh, sw), (dh, dw) = geometry
-    out_h, out_w = (height - (kh - 1) * dh - 1) // sh + 1, (width - (kw - 1) * dw - 1) // sw + 1
+    out_h, out_w = _out_size((height, width, None), geometry)
     rows = (np.arange(out_h) * sh)[:, None, None, None] + (np.arange(kh) * dh)[None, None, :, None]
     cols = (np.arange(out_w) * sw)[None, :, None, None] + (np.arange(kw) * dw)[None, None, None, :]
     return rows, cols
@@ -103,56 +123,187 @@ def _windows_array(x, geometry):
     return x[..., rows, cols, :]
 
 
-def _overlap_add_array(g, height, width, geometry):
-    """The windows ``g`` (..., out_h, out_w, kh, kw, c) added into a (..., height, width, c)
-    image: one strided slice addition per kernel cell (no scattered adds)."""
+def _windows_host(x, geometry):
+    """``_windows_array`` on the host: the windows as a strided view of ``x`` (no index
+    arrays), copied once; about ten times faster than the integer-array gather."""
     (kh, kw), (sh, sw), (dh, dw) = geometry
-    out_h, out_w = g.shape[-5], g.shape[-4]
-    xp = backend.array_module(g)
-    image = xp.zeros(g.shape[:-5] + (height, width, g.shape[-1]), dtype=g.dtype)
+    out_h, out_w = _out_size(x.shape, geometry)
+    st = x.strides
+    view = np.lib.stride_tricks.as_strided(
+        x, x.shape[:-3] + (out_h, out_w, kh, kw, x.shape[-1]),
+        st[:-3] + (st[-3] * sh, st[-2] * sw, st[-3] * dh, st[-2] * dw, st[-1]), writeable=False)
+    return view.copy()
+
+
+def _add_cells(image, cell, geometry, out_size):
+    """Add ``cell(i, j)`` (..., out_h, out_w, c), what kernel cell (i, j) of every window
+    read, back into ``image`` where it read it: one strided slice addition per kernel cell
+    (no scattered adds)."""
+    (kh, kw), (sh, sw), (dh, dw) = geometry
+    out_h, out_w = out_size
     for i in range(kh):
         for j in range(kw):
             image[..., i * dh:i * dh + (out_h - 1) * sh + 1:sh,
-                  j * dw:j * dw + (out_w - 1) * sw + 1:sw, :] += g[..., i, j, :]
+                  j * dw:j * dw + (out_w - 1) * sw + 1:sw, :] += cell(i, j)
     return image
+
+
+def _overlap_add_array(g, height, width, geometry):
+    """The windows ``g`` (..., out_h, out_w, kh, kw, c) added into a (..., height, width, c)
+    image."""
+    image = backend.array_module(g).zeros(g.shape[:-5] + (height, width, g.shape[-1]),
+                                          dtype=g.dtype)
+    return _add_cells(image, lambda i, j: g[..., i, j, :], geometry, g.shape[-5:-3])
 
 
 @primitive(lambda g, out, x, geometry: _overlap_add(g, height=x.shape[-3], width=x.shape[-2],
                                                     geometry=geometry),
            array_vjp=lambda g, out, needs, x, geometry: (
-               _overlap_add_array(g, x.shape[-3], x.shape[-2], geometry),))
+               _overlap_add_array(g, x.shape[-3], x.shape[-2], geometry),),
+           host_forward=_windows_host)
 def _windows(x, geometry):
     return _windows_array(x, geometry)
 
 
 @primitive(lambda g, out, windows, height, width, geometry: _windows(g, geometry=geometry),
            array_vjp=lambda g, out, needs, windows, height, width, geometry: (
-               _windows_array(g, geometry),))
+               _windows_array(g, geometry),),
+           host_array_vjp=lambda g, out, needs, windows, height, width, geometry: (
+               _windows_host(g, geometry),))
 def _overlap_add(windows, height, width, geometry):
     return _overlap_add_array(windows, height, width, geometry)
+
+
+# --- the convolution: one product of the windows with the filters --------------------------------
+# ``_convolve`` is the convolution of an already padded NHWC image: its windows as the rows of
+# a matrix (kept for the backward pass: the filters' gradient is one product of them with the
+# cotangent), times the filters as a (kh * kw * in, out) matrix. The input's gradient is the
+# cotangent times the filters' transpose, added back where each window read it. The tensor
+# VJPs say the same with the windows' ops and serve every higher order.
+def _convolve_with(windows, x, w, geometry):
+    """The output and the windows' matrix, the windows cut by ``windows`` (a gather on any
+    array, a strided copy on the host)."""
+    rows = windows(x, geometry).reshape(-1, w.shape[0] * w.shape[1] * w.shape[2])
+    out = _product(rows, w.reshape(-1, w.shape[3]))
+    return out.reshape((x.shape[0],) + _out_size(x.shape, geometry) + (w.shape[3],)), rows
+
+
+def _convolve_array_vjp(g, out, needs, x, w, geometry, saved):
+    """Both gradients from the windows the forward kept: the filters' as one product; the
+    input's as one product per kernel cell (stacked), each a contiguous block added to the
+    cells that cell of the windows read (a Jacobian's leading axes of ``g`` go through)."""
+    lead, (kh, kw, cin, cout) = g.shape[:g.ndim - 4], w.shape
+    rows = g.reshape(lead + (-1, cout))
+    g_x = g_w = None
+    if needs[0]:
+        xp = backend.array_module(g)
+        blocks = xp.matmul(rows[..., None, :, :], w.transpose(0, 1, 3, 2).reshape(-1, cout, cin))
+        blocks = blocks.reshape(lead + (kh, kw) + g.shape[-4:-1] + (cin,))
+        g_x = _add_cells(xp.zeros(lead + x.shape, dtype=g.dtype),
+                         lambda i, j: blocks[..., i, j, :, :, :, :], geometry, g.shape[-3:-1])
+    if needs[1]:
+        g_w = _product(saved.T, rows).reshape(lead + w.shape)
+    return g_x, g_w
+
+
+def _convolve_vjp_x(g, out, x, w, geometry, saved):
+    windows = matmul(reshape(g, (-1, w.shape[3])), reshape(w, (-1, w.shape[3])),
+                     transpose_b=True)
+    return _overlap_add(reshape(windows, tuple(g.shape[:-1]) + tuple(w.shape[:3])),
+                        height=x.shape[1], width=x.shape[2], geometry=geometry)
+
+
+def _convolve_vjp_w(g, out, x, w, geometry, saved):
+    lead = tuple(g.shape[:g.ndim - 4])
+    rows = reshape(_windows(x, geometry=geometry), (-1, w.shape[0] * w.shape[1] * w.shape[2]))
+    product = matmul(rows, reshape(g, lead + (-1, w.shape[3])), transpose_a=True)
+    return reshape(product, lead + tuple(w.shape))
+
+
+_convolve = define("convolve", lambda x, w, geometry: _convolve_with(_windows_array, x, w,
+                                                                      geometry),
+                   _convolve_vjp_x, _convolve_vjp_w, array_vjp=_convolve_array_vjp, saves=True,
+                   same_dtype=True,
+                   host_forward=lambda x, w, geometry: _convolve_with(_windows_host, x, w,
+                                                                      geometry))
+
+
+def _biased_forward(windows):
+    """The convolution's forward (with ``windows``), then the bias and the ReLU in place."""
+    def forward(x, w, b, geometry, relu):
+        out, rows = _convolve_with(windows, x, w, geometry)
+        out += b
+        if relu:
+            backend.array_module(out).maximum(out, 0, out=out)
+        return out, rows
+    return forward
+
+
+def _biased_array_vjp(g, out, needs, x, w, b, geometry, relu, saved):
+    """The three gradients from the cotangent masked once by the ReLU."""
+    if relu:
+        g = _relu_grad_array(g, out)
+    g_x, g_w = _convolve_array_vjp(g, out, needs[:2], x, w, geometry, saved)
+    batch = tuple(range(g.ndim - 4, g.ndim - 1))  # (a Jacobian's leading axes stay)
+    return g_x, g_w, _sum_batch_array(g, batch) if needs[2] else None
+
+
+# ``conv2d`` and a bias (and a ReLU) as one op: a Conv2D layer's forward, one record and one
+# backward step, the bias and the ReLU applied in place on the product's fresh output.
+_convolve_biased = define(
+    "convolve_biased", _biased_forward(_windows_array),
+    lambda g, out, x, w, b, geometry, relu, saved: _convolve_vjp_x(
+        _dense_masked(g, out, relu), out, x, w, geometry, saved),
+    lambda g, out, x, w, b, geometry, relu, saved: _convolve_vjp_w(
+        _dense_masked(g, out, relu), out, x, w, geometry, saved),
+    lambda g, out, x, w, b, geometry, relu, saved: _bias_vjp(
+        _dense_masked(g, out, relu), out, x, b),
+    array_vjp=_biased_array_vjp, saves=True, host_forward=_biased_forward(_windows_host))
+
+
+def _conv2d_operands(op, input, filters, strides, padding, data_format,  # noqa: A002
+                     dilations):
+    """The padded input, the filters and the windows' geometry of a checked ``conv2d``."""
+    if data_format != "NHWC":
+        raise ValueError(f"{op}: only data_format='NHWC' is supported, got {data_format!r}")
+    x, w = convert_to_tensor(input), convert_to_tensor(filters)
+    if w.ndim != 4:
+        raise ValueError(f"{op}: filters must be 4-D (height, width, in, out), got shape "
+                         f"{w.shape}")
+    if x.ndim == 4 and x.shape[3] != w.shape[2]:
+        raise ValueError(f"{op}: input of shape {x.shape} has {x.shape[3]} channels but the "
+                         f"filters of shape {w.shape} expect {w.shape[2]}")
+    if x.dtype != w.dtype:
+        raise TypeError(f"{op}: input and filters must have one dtype, got {x.dtype.name} and "
+                        f"{w.dtype.name}; use fw.cast to convert")
+    stride = _sizes(strides, 2, "strides", op)
+    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", op)
+    if stride != (1, 1) and dilation != (1, 1):
+        raise ValueError(f"{op}: strides and dilations cannot both exceed 1 (TensorFlow's rule)")
+    x, _, _ = _padded(op, x, w.shape[:2], stride, dilation, padding, 0)
+    return x, w, (tuple(w.shape[:2]), stride, dilation)
 
 
 def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
            dilations=None, name=None):
     """``tf.nn.conv2d``: ``filters`` of shape (kh, kw, in_channels, out_channels) slid over
     ``input`` (NHWC) with ``strides`` and ``dilations``; ``padding`` as TensorFlow's."""
-    if data_format != "NHWC":
-        raise ValueError(f"conv2d: only data_format='NHWC' is supported, got {data_format!r}")
-    x, w = convert_to_tensor(input), convert_to_tensor(filters)
-    if w.ndim != 4:
-        raise ValueError(f"conv2d: filters must be 4-D (height, width, in, out), got shape "
-                         f"{w.shape}")
-    if x.ndim == 4 and x.shape[3] != w.shape[2]:
-        raise ValueError(f"conv2d: input of shape {x.shape} has {x.shape[3]} channels but the "
-                         f"filters of shape {w.shape} expect {w.shape[2]}")
-    stride = _sizes(strides, 2, "strides", "conv2d")
-    dilation = _sizes(1 if dilations is None else dilations, 2, "dilations", "conv2d")
-    if stride != (1, 1) and dilation != (1, 1):
-        raise ValueError("conv2d: strides and dilations cannot both exceed 1 (TensorFlow's rule)")
-    patches, _, (out_h, out_w) = _patches("conv2d", x, w.shape[:2], stride, dilation, padding, 0)
-    rows = reshape(patches, (-1, w.shape[0] * w.shape[1] * w.shape[2]))
-    out = matmul(rows, reshape(w, (-1, w.shape[3])))
-    return reshape(out, (x.shape[0], out_h, out_w, w.shape[3]))
+    x, w, geometry = _conv2d_operands("conv2d", input, filters, strides, padding, data_format,
+                                      dilations)
+    return _convolve(x, w, geometry=geometry)
+
+
+def conv2d_bias(input, filters, bias, strides=1, padding="VALID", dilations=None,  # noqa: A002
+                relu=False):
+    """``conv2d``, then ``bias`` (one per output channel) added, then the ReLU when ``relu``,
+    as one op: a Conv2D layer's forward (as ``fw.nn.dense`` is a Dense layer's)."""
+    x, w, geometry = _conv2d_operands("conv2d_bias", input, filters, strides, padding, "NHWC",
+                                      dilations)
+    b = convert_to_tensor(bias)
+    if b.shape != (w.shape[3],) or b.dtype != w.dtype:
+        raise ValueError(f"conv2d_bias: bias of shape {b.shape} and dtype {b.dtype.name} does "
+                         f"not fit filters of shape {w.shape} and dtype {w.dtype.name}")
+    return _convolve_biased(x, w, b, geometry=geometry, relu=bool(relu))
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
@@ -198,10 +349,71 @@ def _pool_args(op, ksize, strides, data_format):
     return _sizes(ksize, 2, "ksize", op), _sizes(strides, 2, "strides", op)
 
 
+# --- a max pool whose windows tile the image ------------------------------------------------------
+# When the stride is the window and no padding is needed (a Keras MaxPooling2D's default), the
+# windows are the tiles of the image's first out_h * kh rows and out_w * kw columns, seen as
+# (n, out_h, kh, out_w, kw, c): a view, not a copy. The pool is the maximum of kh * kw strided
+# views of it, and its gradient goes to each tile's maximum (ties share it equally, as
+# ``reduce_max``'s), with neither windows gathered nor added back.
+def _tiles(x, window):
+    """The tiles of the NHWC image ``x`` (a view; the rows and columns past the last whole
+    tile are left out): (n, out_h, kh, out_w, kw, c)."""
+    (kh, kw), (n, h, w, c) = window, x.shape
+    return x[:, :h - h % kh, :w - w % kw].reshape(n, h // kh, kh, w // kw, kw, c)
+
+
+def _tile_max_array(x, window):
+    tiles = _tiles(x, window)
+    cells = [tiles[:, :, i, :, j] for i in range(window[0]) for j in range(window[1])]
+    if len(cells) == 1:
+        return cells[0].copy()
+    xp = backend.array_module(x)
+    out = xp.maximum(cells[0], cells[1])
+    for cell in cells[2:]:
+        xp.maximum(out, cell, out=out)
+    return out
+
+
+def _tile_max_array_vjp(g, out, needs, x, window):
+    """``g`` to each tile's maxima, divided by their count (a Jacobian's leading axes of ``g``
+    go through)."""
+    hit = _tiles(x, window) == out[:, :, None, :, None]
+    count = hit[:, :, 0, :, 0].astype(g.dtype)
+    for i in range(window[0]):
+        for j in range(window[1]):
+            if i or j:
+                count += hit[:, :, i, :, j]
+    share = (g / count)[..., None, :, None, :]
+    lead, (kh, kw), (n, h, w, c) = g.shape[:g.ndim - 4], window, x.shape
+    grad = (hit * share).reshape(lead + (n, h - h % kh, w - w % kw, c))
+    if h % kh or w % kw:  # the rows and columns past the last whole tile get none
+        whole = backend.array_module(g).zeros(lead + x.shape, dtype=g.dtype)
+        whole[..., :h - h % kh, :w - w % kw, :] = grad
+        grad = whole
+    return (grad,)
+
+
+def _tile_max_vjp(g, out, x, window):
+    lead, (kh, kw), (n, h, w, c) = tuple(g.shape[:g.ndim - 4]), window, x.shape
+    tiles = reshape(x[:, :h - h % kh, :w - w % kw], (n, h // kh, kh, w // kw, kw, c))
+    spread = reshape(_extreme_vjp(g, out, tiles, axis=(2, 4), keepdims=False),
+                     lead + (n, h - h % kh, w - w % kw, c))
+    if h % kh or w % kw:
+        spread = pad(spread, [[0, 0]] * (len(lead) + 1) + [[0, h % kh], [0, w % kw], [0, 0]])
+    return spread
+
+
+_tile_max = define("tile_max", _tile_max_array, _tile_max_vjp, array_vjp=_tile_max_array_vjp)
+
+
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     """``tf.nn.max_pool2d``: the maximum of each window (padding cells never win)."""
     window, stride = _pool_args("max_pool2d", ksize, strides, data_format)
-    patches, _, _ = _patches("max_pool2d", input, window, stride, (1, 1), padding, -np.inf)
+    x, pads, _ = _padded("max_pool2d", input, window, stride, (1, 1), padding,
+                                      -np.inf)
+    if window == stride and pads == ((0, 0), (0, 0)):  # the windows tile the image
+        return _tile_max(x, window=window)
+    patches = _windows(x, geometry=(window, stride, (1, 1)))
     return reduce_max(patches, axis=(3, 4))
 
 

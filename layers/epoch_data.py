@@ -85,6 +85,7 @@ class ArrayData:
         self.batch_size = 32 if batch_size is None else batch_size
         self.shuffle = shuffle
         self.steps = math.ceil(self.size / self.batch_size)
+        self._kept = None  # (batch size, the batches): host batches in order, made once
 
     def epoch(self):
         """The batches of one pass, as tensors (in a new order each pass with shuffle)."""
@@ -93,7 +94,12 @@ class ArrayData:
             order = fw.random.generator().permutation(self.size)
             data = nest.pack_sequence_as(data, [leaf[order] for leaf in nest.flatten(data)])
         if data.__class__ is tuple and all(leaf.__class__ is np.ndarray for leaf in data):
-            yield from _cut(data, self.batch_size)  # (the usual arrays: no structure to walk)
+            if self.shuffle or backend.get_backend() != "numpy":  # (a device backend's batches
+                yield from _cut(data, self.batch_size)  # are copies there: one at a time)
+                return
+            if self._kept is None or self._kept[0] != self.batch_size:  # views: kept for free
+                self._kept = (self.batch_size, list(_cut(data, self.batch_size)))
+            yield from self._kept[1]  # (tensors are immutable: each pass may reuse them)
             return
         for batch in model_module._batches(data, self.batch_size, None):
             yield _tensors(batch)

@@ -353,3 +353,16 @@ def test_array_batches_are_views_of_the_data():
         np.testing.assert_array_equal(xb, data.data[0][index * 8:(index + 1) * 8])
         if not backend.is_device_array(xb._value):  # (a device backend copies it there)
             assert np.shares_memory(xb._value, data.data[0])
+
+
+def test_unshuffled_host_batches_are_made_once_per_fit():
+    """Each pass over unshuffled host arrays yields the same batch tensors (made on the first
+    pass, views: free to keep); a new batch size makes new ones; shuffled passes are new."""
+    data = epoch_data.make(x.astype(np.float32), labels, batch_size=8)
+    first, again = list(data.epoch()), list(data.epoch())
+    if backend.get_backend() == "numpy":
+        assert all(a is b for a, b in zip(first, again))
+    data.batch_size = 16
+    assert [b[0].shape[0] for b in data.epoch()] == [16, 16, 8]
+    shuffled = epoch_data.make(x.astype(np.float32), labels, batch_size=8, shuffle=True)
+    assert not any(a is b for a, b in zip(shuffled.epoch(), shuffled.epoch()))

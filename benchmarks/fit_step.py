@@ -6,7 +6,10 @@ crossentropy from logits, batch 50, 1750 samples (35 steps an epoch), float32, 2
 no shuffling (so both loops see the same batches). The hand-written loop is the one a TF2 user
 writes: a ``fw.function`` step (tape, loss, ``apply_gradients``) called on slices of the arrays;
 ``fit`` adds its loss tracker, logs and callback hooks; a third row is that loop with a ``Mean``
-of the loss updated in the step, as TF2's custom-training tutorial writes it. All run in one
+of the loss updated in the step, as TF2's custom-training tutorial writes it; a fourth calls
+``fit``'s own compiled ``train_step`` (``model.train_function``: the loss tracker's update and
+the logs in the step) in a loop over ready-made batch tensors, so that ``fit``'s row less this
+one is what ``fit`` itself adds per step (batches, hooks, epochs). All run in one
 process in paired rounds (each round times ``--epochs`` epochs of each, in alternating
 order); the figure is the median over rounds of each round's ratio, the lowest and highest beside it. ``--clock
 process`` times CPU seconds instead of wall seconds (steadier on a loaded machine; it adds up
@@ -91,7 +94,17 @@ def framework_loops():
                 for start in range(0, SAMPLES, BATCH):
                     one_step(x[start:start + BATCH], y[start:start + BATCH])
         return loop
-    return fit, loops(step), loops(tracked_step)
+
+    fit(1)  # (builds fit's compiled train step, which the last loop calls)
+    train_function = fitted.train_function
+    batches = [(fw.constant(x[start:start + BATCH]), fw.constant(y[start:start + BATCH]))
+               for start in range(0, SAMPLES, BATCH)]  # (made once: the step alone is timed)
+
+    def own_step(epochs):
+        for _ in range(epochs):
+            for batch in batches:
+                train_function(batch)
+    return fit, loops(step), loops(tracked_step), own_step
 
 
 def keras_seconds_per_step(epochs, rounds, clock):
@@ -124,8 +137,8 @@ def main():
     if args.keras_worker:
         print(json.dumps(keras_seconds_per_step(args.epochs, args.rounds, clock)))
         return
-    fit, loop, tracked = framework_loops()
-    runs = {"loop": loop, "tracked": tracked, "fit": fit}
+    fit, loop, tracked, own = framework_loops()
+    runs = {"loop": loop, "tracked": tracked, "own": own, "fit": fit}
     for run in runs.values():
         run(1)  # traces, slots, caches
     steps = args.epochs * SAMPLES // BATCH
@@ -144,11 +157,12 @@ def main():
     loop_times = times["loop"]
     labels = {"loop": "hand-written loop (fw.function step)",
               "tracked": "the same loop, the step also updating a Mean of the loss",
+              "own": "fit's own compiled train_step (loss tracker, logs) in the loop",
               "fit": "Model.fit"}
     rows = [[labels[name], f"{1e3 * statistics.median(times[name]):.3f}",
              f"{statistics.median(ratios[name]):.2f}x",
              "" if name == "loop" else f"{min(ratios[name]):.2f}-{max(ratios[name]):.2f}x"]
-            for name in ("loop", "tracked", "fit")]
+            for name in ("loop", "tracked", "own", "fit")]
     if os.path.exists(args.keras):
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", OMP_NUM_THREADS="2",
                    TF_NUM_INTEROP_THREADS="1", TF_NUM_INTRAOP_THREADS="2")

@@ -46,14 +46,12 @@ class Embedding(Layer):
                                           constraint=self.embeddings_constraint)
 
     def _autocast(self, inputs):
-        """Indices are not cast to the layer's float dtype: they become int32 if they are not
-        integers already, as in Keras."""
-        inputs = fw.convert_to_tensor(inputs)
-        if inputs.dtype.kind not in "iu":
-            inputs = fw.cast(inputs, fw.int32)
-        return inputs
+        """Indices are not cast to the layer's float dtype (``call`` makes them integers)."""
+        return fw.convert_to_tensor(inputs)
 
     def call(self, inputs):
+        if inputs.dtype.kind not in "iu":  # (a float Input's ids, say) int32, as in Keras
+            inputs = fw.cast(inputs, fw.int32)
         try:  # (the gather checks its indices on every call, compiled too)
             return fw.gather(self.embeddings, inputs)
         except IndexError as error:

@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 import framework as fw
-from framework.engine import nest
+from framework.engine import backend, nest
+from framework.engine.tensor import wrap_constant
 
 from . import model as model_module  # (a cycle: model imports the trainer, which imports this)
 
@@ -84,6 +85,7 @@ class ArrayData:
         self.batch_size = 32 if batch_size is None else batch_size
         self.shuffle = shuffle
         self.steps = math.ceil(self.size / self.batch_size)
+        self._kept = None  # (batch size, the batches): host batches in order, made once
 
     def epoch(self):
         """The batches of one pass, as tensors (in a new order each pass with shuffle)."""
@@ -91,8 +93,25 @@ class ArrayData:
         if self.shuffle:
             order = fw.random.generator().permutation(self.size)
             data = nest.pack_sequence_as(data, [leaf[order] for leaf in nest.flatten(data)])
+        if data.__class__ is tuple and all(leaf.__class__ is np.ndarray for leaf in data):
+            if self.shuffle or backend.get_backend() != "numpy":  # (a device backend's batches
+                yield from _cut(data, self.batch_size)  # are copies there: one at a time)
+                return
+            if self._kept is None or self._kept[0] != self.batch_size:  # views: kept for free
+                self._kept = (self.batch_size, list(_cut(data, self.batch_size)))
+            yield from self._kept[1]  # (tensors are immutable: each pass may reuse them)
+            return
         for batch in model_module._batches(data, self.batch_size, None):
             yield _tensors(batch)
+
+
+def _cut(arrays, batch_size):
+    """The batches of a tuple of host arrays: each a tuple of tensors over views of the
+    arrays (no copy on the host), as ``convert_to_tensor`` makes them."""
+    size = arrays[0].shape[0]
+    for start in range(0, size, batch_size):
+        stop = start + batch_size
+        yield tuple([wrap_constant(backend.to_backend(leaf[start:stop])) for leaf in arrays])
 
 
 class DatasetData:

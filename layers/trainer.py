@@ -210,24 +210,24 @@ class Trainer:
     def _run_epoch(self, batches, step_function, on_begin, on_end, what):
         """Run ``step_function`` on each batch of one epoch, the hooks around each group of
         ``steps_per_execution`` steps; return the last logs."""
-        logs, every = None, self._steps_per_execution
-        group = []
+        logs, step, every, pending = None, None, self._steps_per_execution, 0
+        training = what == "train_step"
         for step, batch in batches.epoch():
-            if not group:
+            if not pending:
                 on_begin(step)
             logs = step_function(batch)
-            if not isinstance(logs, dict):
+            if logs.__class__ is not dict and not isinstance(logs, dict):
                 raise AttributeError(f"'{type(logs).__name__}' object has no attribute 'items': "
                                      f"{type(self).__name__}.{what} must return a dict of "
                                      f"logs, got {logs!r:.80}")
-            group.append(step)
-            if len(group) == every:
+            pending += 1
+            if pending == every:
                 on_end(step, logs)
-                group = []
-            if self.stop_training and what == "train_step":
+                pending = 0
+            if training and self.stop_training:
                 break
-        if group:
-            on_end(group[-1], logs)
+        if pending:
+            on_end(step, logs)
         return logs
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
@@ -295,9 +295,11 @@ class _FlatStep:
     """``fw.function`` of a step, called with the batch's tensors as separate arguments and
     answering a flat tuple: the function's fast paths (a key from the tensors' shapes alone,
     results without a structure to rebuild) instead of walking nested ``data`` and logs each
-    step. A dict of logs comes back as ``(n, *keys, *values)``, the keys being constants of
-    each traced plan; anything else as ``(-1, result)``. One traced function per structure of
-    ``data`` (one per ``fit``)."""
+    step. A dict of logs comes back as ``("logs", *keys, *values)``, the keys being constants
+    of each traced plan; anything else as ``("other", result)``. (The marker is a string
+    because a function returns strings as they are, while a Python number comes back as a
+    tensor, which would cost an op to compare.) One traced function per structure of ``data``
+    (one per ``fit``)."""
 
     def __init__(self, step):
         self.step, self._functions = step, {}
@@ -314,8 +316,10 @@ class _FlatStep:
         if function is None:
             function = self._functions[key] = fw.function(self._flat(structure))
         out = function(*leaves)
-        count = out[0]
-        return out[1] if count < 0 else dict(zip(out[1:count + 1], out[count + 1:]))
+        if out[0] == "other":
+            return out[1]
+        count = len(out) // 2  # (the marker, then as many keys as values)
+        return dict(zip(out[1:count + 1], out[count + 1:]))
 
     def _flat(self, structure):
         step = self.step
@@ -333,8 +337,8 @@ class _FlatStep:
             logs = step(unflatten(flat))
             if logs.__class__ is dict and not any(isinstance(v, (dict, list, tuple))
                                                   for v in logs.values()):
-                return (len(logs), *logs, *logs.values())
-            return (-1, logs)
+                return ("logs", *logs, *logs.values())
+            return ("other", logs)
         return run
 
 

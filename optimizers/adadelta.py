@@ -29,7 +29,7 @@ class Adadelta(Optimizer):
             return
         rho, mix, lr, epsilon = constants
         descent, tmp = self._scratch(variable, 2)  # descent: -d
-        np.multiply(gradient, gradient, out=tmp)
+        self._squared(gradient, tmp)
         tmp *= mix
         accumulated_grad *= rho
         accumulated_grad += tmp
@@ -39,7 +39,12 @@ class Adadelta(Optimizer):
         np.add(accumulated_grad, epsilon, out=tmp)
         np.sqrt(tmp, out=tmp)
         descent /= tmp
-        np.multiply(descent, descent, out=tmp)
+        if self._moments is None:
+            np.multiply(descent, descent, out=tmp)
+        else:  # Keras squares each occurrence's step: (D + eps) / (a + eps) times g^2 summed
+            np.add(accumulated_delta, epsilon, out=tmp)
+            tmp /= accumulated_grad + epsilon
+            tmp *= self._moments.squares
         tmp *= mix
         accumulated_delta *= rho
         accumulated_delta += tmp

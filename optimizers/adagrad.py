@@ -29,7 +29,7 @@ class Adagrad(Optimizer):
     def _update_step(self, gradient, variable, slots, learning_rate, step):
         (accumulator,) = slots
         denominator, increment = self._scratch(variable, 2)
-        np.multiply(gradient, gradient, out=denominator)
+        self._squared(gradient, denominator)
         accumulator += denominator
         np.add(accumulator, self.epsilon, out=denominator)
         np.sqrt(denominator, out=denominator)

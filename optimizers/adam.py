@@ -9,13 +9,14 @@ from . import checks
 from .base import OPTIMIZERS, Optimizer
 
 
-def update_moments(gradient, m, v, mix_1, mix_2, tmp):
+def update_moments(gradient, m, v, mix_1, mix_2, tmp, squared):
     """Adam's moments in place, in Keras's order: ``m += (g - m) mix_1``, ``v += (g^2 - v)
-    mix_2`` (``mix``: one minus the beta); ``tmp`` is scratch space."""
+    mix_2`` (``mix``: one minus the beta); ``tmp`` is scratch space, ``squared`` the
+    optimizer's ``_squared``."""
     np.subtract(gradient, m, out=tmp)
     tmp *= mix_1
     m += tmp
-    np.multiply(gradient, gradient, out=tmp)
+    squared(gradient, tmp)
     tmp -= v
     tmp *= mix_2
     v += tmp
@@ -48,12 +49,13 @@ class Adam(Optimizer):
         # ufunc call).
         alpha = (learning_rate * scalar(math.sqrt(1 - beta_2 ** step))
                  / (1 - beta_1 ** step))
-        if variable.__class__ is not np.ndarray and kernels.fits(variable, gradient, *slots):
+        if variable.__class__ is not np.ndarray and self._moments is None \
+                and kernels.fits(variable, gradient, *slots):
             kernels.adam(gradient, variable, slots, alpha, self.beta_1, self.beta_2,
                          self.epsilon)
             return
         (tmp,) = self._scratch(variable, 1)  # one buffer: less memory traffic on big weights
-        update_moments(gradient, m, v, mix_1, mix_2, tmp)
+        update_moments(gradient, m, v, mix_1, mix_2, tmp, self._squared)
         if self.amsgrad:
             np.maximum(slots[2], v, out=slots[2])
             v = slots[2]

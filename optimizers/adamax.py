@@ -32,7 +32,7 @@ class Adamax(Optimizer):
         tmp *= mix_1
         m += tmp
         u *= beta_2
-        np.abs(gradient, out=tmp)
+        self._magnitude(gradient, tmp)
         np.maximum(u, tmp, out=u)
         np.add(u, epsilon, out=denominator)
         denominator *= debias

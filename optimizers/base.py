@@ -29,7 +29,7 @@ import framework as fw
 from framework.engine import backend
 from framework.tuning import kernels
 from framework.engine.context import before_update, holders
-from framework.engine.indexed_slices import IndexedSlices, gradient_arrays
+from framework.engine.indexed_slices import IndexedSlices
 from framework.registry import Registry
 from framework.engine.tensor import Tensor, Variable, mark_updated, wrap
 from framework.engine.context import replayed
@@ -38,6 +38,7 @@ from . import checks
 from .common import ACCUMULATOR, AVERAGE, KerasCommon
 from .layout import Plan, blocks
 from .schedules import LearningRateSchedule
+from .sparse import Moments, dense_gradients
 
 # The optimizers by Keras's names (``"adam"``): each optimizer class registers itself.
 OPTIMIZERS = Registry("optimizer")
@@ -96,6 +97,7 @@ class Optimizer(KerasCommon):
         self._scratch_buffers = {}  # (array type, dtype) -> one buffer
         self._scratch_views = {}  # (array type, dtype, shape, count) -> views of that buffer
         self._decay_excluded = (set(), None)
+        self._moments = None  # during an update step: sparse.Moments of a gradient's repeats
 
     @property
     def iterations(self):
@@ -230,17 +232,17 @@ class Optimizer(KerasCommon):
         plan = self._plan(variables)
         steps = self.gradient_accumulation_steps
         if steps:  # (the mean the update takes is clipped, dense, as Keras clips it)
-            applied = calls // steps
-            grads = self._accumulated(gradient_arrays(self._unscaled, grads), variables,
-                                      (calls + 1) % steps == 0)
+            applied, moments = calls // steps, None
+            grads = self._accumulated(dense_gradients(self._unscaled, grads, False)[0],
+                                      variables, (calls + 1) % steps == 0)
             if grads is not None:
                 grads = self._clipped(grads)
         else:  # (IndexedSlices: their values unscaled and clipped, then made dense)
             applied = calls
-            grads = gradient_arrays(self._clipped if self.loss_scale_factor is None
-                                    else self._unscaled_and_clipped, grads)
+            grads, moments = dense_gradients(self._clipped if self.loss_scale_factor is None
+                                             else self._unscaled_and_clipped, grads)
         if grads is not None:
-            self._apply(plan, grads, learning_rate, applied + 1)
+            self._apply(plan, grads, learning_rate, applied + 1, moments)
         if self.use_ema:
             self._update_averages(plan, applied)
         counter._value[()] = calls + 1
@@ -248,25 +250,53 @@ class Optimizer(KerasCommon):
         _constrain(variables)
         return counter
 
-    def _apply(self, plan, grads, learning_rate, step):
-        """One update of the plan's variables by ``grads``; ``step`` counts updates from 1."""
+    def _apply(self, plan, grads, learning_rate, step, moments=None):
+        """One update of the plan's variables by ``grads``; ``step`` counts updates from 1;
+        ``moments`` {index: ``sparse.Moments``} for sparse gradients whose ids repeat."""
         for group in plan.groups:
             group.gather(grads)
         if self.weight_decay:
             self._decay_weights(plan.decayed_arrays(self._decays), learning_rate)
-        for group in plan.groups:
-            self._update_step(group.gradient, group.value, group.update_slots, learning_rate,
-                              step)
-        for index, variable, slots in plan.singles:
-            arrays = [grads[index], variable._value] + [slot._value for slot in slots]
-            for gradient, value, *slot_values in (
-                    blocks(arrays) if self.elementwise_update else (arrays,)):
-                self._update_step(gradient, value, slot_values, learning_rate, step)
+        try:
+            for group in plan.groups:
+                self._moments = moments and group.moments(moments)
+                self._update_step(group.gradient, group.value, group.update_slots,
+                                  learning_rate, step)
+            for index, variable, slots in plan.singles:
+                arrays = [grads[index], variable._value] + [slot._value for slot in slots]
+                repeated = moments and moments.get(index)
+                if repeated:  # (cut into blocks alongside)
+                    arrays += repeated
+                for gradient, value, *slot_values in (
+                        blocks(arrays) if self.elementwise_update else (arrays,)):
+                    if repeated:
+                        self._moments = Moments(*slot_values[-2:])
+                        slot_values = slot_values[:-2]
+                    self._update_step(gradient, value, slot_values, learning_rate, step)
+        finally:
+            self._moments = None
+
+    def _squared(self, gradient, out):
+        """``gradient ** 2`` into ``out``, as Keras squares a gradient: for a sparse one whose
+        ids repeat, each row the sum of its occurrences' squares (``optimizers.sparse``)."""
+        if self._moments is None:
+            return np.multiply(gradient, gradient, out=out)
+        out[...] = self._moments.squares
+        return out
+
+    def _magnitude(self, gradient, out):
+        """``|gradient|`` into ``out``, as Keras takes it: for a sparse one whose ids repeat,
+        each row the sum of its occurrences' absolute values."""
+        if self._moments is None:
+            return np.abs(gradient, out=out)
+        out[...] = self._moments.magnitudes
+        return out
 
     def _fused(self, kernel, gradient, variable, slots, constants):
         """Run the fused GPU kernel ``fw_<kernel>`` (``kernels.update``) when the arrays are on
         the device and it takes them; whether it did (else the NumPy path is the caller's)."""
-        if variable.__class__ is np.ndarray or not kernels.fits(variable, gradient, *slots):
+        if variable.__class__ is np.ndarray or self._moments is not None \
+                or not kernels.fits(variable, gradient, *slots):
             return False
         kernels.update(kernel, gradient, variable, slots, constants)
         return True

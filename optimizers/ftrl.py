@@ -51,7 +51,7 @@ class Ftrl(Optimizer):
             return
         lr, power, l1, shrinkage, two_l2 = constants
         new, powered, tmp = self._scratch(variable, 3)
-        np.multiply(gradient, gradient, out=new)
+        self._squared(gradient, new)
         new += accumulator
         np.power(new, power, out=powered)
         np.power(accumulator, power, out=tmp)

@@ -10,6 +10,8 @@ from operator import attrgetter, is_
 
 import numpy as np
 
+from .sparse import Moments
+
 # Which variables are updated in a group: grouping pays while the dozen NumPy calls it saves
 # outweigh its gather and scatter copies, which grow with the variable, and a group too big for
 # the caches loses again (measured with Adam on float32: the figures are in the README).
@@ -124,6 +126,24 @@ class Group:
         by slice assignment: NumPy's cheapest copy for arrays this small."""
         for index, view in zip(self.indices, self.gradient_views):
             view[...] = grads[index]
+
+
+    def moments(self, moments):
+        """The ``sparse.Moments`` of this step's gradients as flat arrays (``moments``: those
+        of the call's sparse gradients whose ids repeat, by index), the other variables'
+        taken from their gradients; None if none of this group's gradients repeat ids."""
+        if moments.keys().isdisjoint(self.indices):
+            return None
+        squares, magnitudes = self.gradient * self.gradient, abs(self.gradient)
+        start = 0
+        for index, view in zip(self.indices, self.gradient_views):
+            repeated = moments.get(index)
+            if repeated is not None:
+                stop = start + view.size
+                squares[start:stop] = repeated.squares.reshape(-1)
+                magnitudes[start:stop] = repeated.magnitudes.reshape(-1)
+            start += view.size
+        return Moments(squares, magnitudes)
 
 
 def blocks(arrays):

@@ -52,7 +52,7 @@ class Nadam(Optimizer):
         mix_1, mix_2, u_next, next_debias, one_minus_u_t, debias, debias_2, lr, epsilon = \
             constants
         m_hat, tmp = self._scratch(variable, 2)
-        update_moments(gradient, m, v, mix_1, mix_2, tmp)
+        update_moments(gradient, m, v, mix_1, mix_2, tmp, self._squared)
         np.multiply(m, u_next, out=m_hat)
         m_hat /= next_debias
         np.multiply(gradient, one_minus_u_t, out=tmp)

@@ -30,7 +30,7 @@ class RMSprop(Optimizer):
         velocity = named["velocity"]
         denominator, increment = self._scratch(variable, 2)
         velocity *= self.rho
-        np.multiply(gradient, gradient, out=denominator)
+        self._squared(gradient, denominator)
         denominator *= 1 - self.rho
         velocity += denominator
         if self.centered:

@@ -20,4 +20,4 @@ def init_weights(weights):
     return out
 # programs that train through compile/fit (tests/test_ported_fit_programs.py), all deterministic
 FIT_PROGRAMS = ["basic_classification", "customizing_fit", "writing_callbacks",
-                "text_classification_rnn"]
+                "text_classification_rnn", "text_classification_transformer"]

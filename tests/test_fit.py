@@ -6,6 +6,8 @@ import pytest
 import framework as fw
 import layers
 import optimizers
+from framework.engine import backend
+from layers import epoch_data
 from fit_cases import DATA, REFERENCE, assert_history, close, mlp, sparse_logits, weights
 
 x, labels = DATA["x"], DATA["labels"]
@@ -321,3 +323,46 @@ def test_optimizer_apply_takes_two_lists_of_the_same_length():
     optimizer.apply([fw.ones_like(v) for v in model.trainable_variables],
                     model.trainable_variables)
     np.testing.assert_allclose(model.get_weights()[1], before[1] - 0.5)
+
+
+def test_batch_logs_of_the_compiled_step_are_the_eager_ones():
+    """The compiled step hands its logs back as a plain dict of tensors, each batch's own,
+    as the eager step does."""
+    seen = {}
+    for eager in (True, False):
+        model = mlp(3)
+        model.compile(optimizer=optimizers.Adam(0.05), loss=sparse_logits(),
+                      metrics=["accuracy"], run_eagerly=eager)
+        logs = seen[eager] = []
+        model.fit(x, labels, batch_size=7, epochs=2, shuffle=False, verbose=0,
+                  callbacks=[layers.callbacks.LambdaCallback(
+                      on_train_batch_end=lambda batch, batch_logs, logs=logs: logs.append(
+                          {k: float(v) for k, v in batch_logs.items()}))])
+    assert [list(logs) for logs in seen[False]] == [list(logs) for logs in seen[True]]
+    assert len(seen[True]) == 2 * 6 and set(seen[True][0]) == {"accuracy", "loss"}
+    for compiled, eager in zip(seen[False], seen[True]):
+        close(list(compiled.values()), list(eager.values()), atol=1e-6)
+
+
+def test_array_batches_are_views_of_the_data():
+    """fit cuts host arrays into batches without copying them."""
+    data = epoch_data.make(x.astype(np.float32), labels, batch_size=8)
+    batches = list(data.epoch())
+    assert len(batches) == data.steps
+    for index, (xb, yb) in enumerate(batches):
+        np.testing.assert_array_equal(xb, data.data[0][index * 8:(index + 1) * 8])
+        if not backend.is_device_array(xb._value):  # (a device backend copies it there)
+            assert np.shares_memory(xb._value, data.data[0])
+
+
+def test_unshuffled_host_batches_are_made_once_per_fit():
+    """Each pass over unshuffled host arrays yields the same batch tensors (made on the first
+    pass, views: free to keep); a new batch size makes new ones; shuffled passes are new."""
+    data = epoch_data.make(x.astype(np.float32), labels, batch_size=8)
+    first, again = list(data.epoch()), list(data.epoch())
+    if backend.get_backend() == "numpy":
+        assert all(a is b for a, b in zip(first, again))
+    data.batch_size = 16
+    assert [b[0].shape[0] for b in data.epoch()] == [16, 16, 8]
+    shuffled = epoch_data.make(x.astype(np.float32), labels, batch_size=8, shuffle=True)
+    assert not any(a is b for a, b in zip(shuffled.epoch(), shuffled.epoch()))

@@ -408,3 +408,23 @@ def test_float_only_ops_refuse_integers_by_name():
             op(ints)
     with pytest.raises(TypeError, match="reduce_variance: input must be either real"):
         fw.math.reduce_variance(ints)
+
+
+def test_divide_no_nan_is_zero_where_the_divisor_is_zero_with_its_gradients():
+    """0 where ``y`` is 0 even for a NaN or infinite ``x``, and 0 gradients there (TensorFlow's
+    DivNoNan); integers divide into floats; compiled, a second call on other values agrees."""
+    x = fw.constant([1.0, np.nan, np.inf, -3.0])
+    y = fw.constant([0.0, 0.0, 0.0, 2.0])
+    with fw.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        z = fw.math.divide_no_nan(x, y)
+    np.testing.assert_array_equal(z, [0, 0, 0, -1.5])
+    np.testing.assert_array_equal(tape.gradient(z, x), [0, 0, 0, 0.5])
+    np.testing.assert_array_equal(tape.gradient(z, y), [0, 0, 0, 0.75])
+    assert fw.math.divide_no_nan(fw.constant([3, 4]), fw.constant([2, 0])).dtype == fw.float64
+    check_gradients(fw.math.divide_no_nan, np.array([[1.5, -2.0]]), np.array([0.7, -1.3]),
+                    order=2)  # (broadcast over the rows)
+    compiled = fw.function(fw.math.divide_no_nan)
+    for a, b in (([1.0, 2.0], [0.0, 4.0]), ([6.0, -1.0], [3.0, 0.0])):
+        np.testing.assert_array_equal(compiled(fw.constant(a), fw.constant(b)),
+                                      fw.math.divide_no_nan(fw.constant(a), fw.constant(b)))

@@ -139,15 +139,3 @@ def _ops():
     from .. import ops
     return ops
 
-
-def gradient_arrays(transform, grads):
-    """Apply ``transform`` (an optimizer's clipping, on a list of raw arrays) with each
-    ``IndexedSlices`` in ``grads`` standing for its values, as Keras clips sparse gradients,
-    then make those dense: the optimizers' update steps take dense arrays."""
-    sparse = [g.__class__ is IndexedSlices for g in grads]
-    if not any(sparse):
-        return transform(grads)
-    arrays = transform([g._values._value if s else g for g, s in zip(grads, sparse)])
-    return [dense_array(from_arrays(a, g._indices._value, g._dense_shape)) if s else a
-            for a, g, s in zip(arrays, grads, sparse)]
-

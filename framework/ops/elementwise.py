@@ -104,9 +104,30 @@ def _zero_where_zero(guard, x, y, combine, safe):
     return where(nonzero, combine(x, where(nonzero, y, safe)), 0)
 
 
+def _divide_no_nan_forward(x, y):
+    if y.__class__ is np.ndarray and (y.all() if y.ndim else y):  # no zero divisor on the
+        return x / y  # host (a metric's count, usually): a plain division
+    zero = y == 0
+    xp = backend.array_module(zero)
+    quotient = x / xp.where(zero, y.dtype.type(1), y)  # (no warning to silence: cheaper)
+    return xp.where(zero, quotient.dtype.type(0), quotient)
+
+
+# One op (a metric's mean reads it on every step), with TensorFlow's DivNoNan gradients:
+# g / y for x and g * (-x / y) / y for y, each 0 where y is 0.
+_divide_no_nan = define("divide_no_nan", _divide_no_nan_forward,
+                        lambda g, out, x, y: _divide_no_nan(g, y),
+                        lambda g, out, x, y: g * _divide_no_nan(_divide_no_nan(-x, y), y),
+                        same_dtype=True)
+
+
 def divide_no_nan(x, y, name=None):
     """``x / y``, and 0 where ``y`` is 0 (its gradient there too)."""
-    return _zero_where_zero("y", x, y, divide, 1)
+    x = convert_to_tensor(x)
+    y = convert_to_tensor(y, x.dtype)
+    if x.dtype.kind != "f":  # integers divide into floats: the division's dtype rules
+        return _zero_where_zero("y", x, y, divide, 1)
+    return _divide_no_nan(x, y)
 
 
 def reciprocal_no_nan(x, name=None):

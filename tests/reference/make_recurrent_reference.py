@@ -110,7 +110,8 @@ def record_classifier(rng):
         with tf.GradientTape() as tape:
             loss = loss_fn(labels, model(tokens, training=True))
         # The embedding's gradient made dense: Keras's Adam squares IndexedSlices' rows before
-        # adding repeated ones, where every dense form (and the framework) squares their sum.
+        # adding repeated ones, where a dense gradient squares their sum (the framework follows
+        # both: tests/reference/make_sparse_optimizers_reference.py records the sparse case).
         grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_weights)]
         optimizer.apply_gradients(zip(grads, model.trainable_weights))
         losses.append(float(loss))

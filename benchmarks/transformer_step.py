@@ -9,13 +9,14 @@ epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) o
 weights. Every implementation starts from the same weights, and the script checks that their
 step-1 losses agree before it times anything. On a shared machine speed drifts from second to
 second, so the implementations run side by side (ours and NumPy in this process, PyTorch in a
-worker process of its own), in rounds of a short burst each in a rotating order; "vs PyTorch"
+worker process of its own, under ``--torch-python``, the interpreter that has it), in rounds of a short burst each in a rotating order; "vs PyTorch"
 and "vs NumPy" are medians of each round's own ratio, the lowest and highest round's beside
 them. Where the machine is crowded, ``--clock cpu`` with one BLAS thread times the CPU each
 step takes in the process that runs it, which moves far less than wall-clock time.
 
     python benchmarks/transformer_step.py
-    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops
+    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops \
+        --torch-python /tmp/torchenv/bin/python
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py --clock cpu
 """
 import argparse

@@ -257,3 +257,29 @@ def test_the_array_vjps_take_a_jacobians_stacked_rows(op, arity):
         single = op.primitive.array_vjp(row, out, needs, *arrays, **params, saved=saved)
         for got, expected in zip(stacked, single, strict=True):
             np.testing.assert_allclose(got[k], expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, window", [((2, 6, 4, 3), (2, 2)), ((2, 7, 5, 2), (2, 2)),
+                                           ((1, 6, 7, 2), (3, 2))])
+def test_a_tiled_avg_pool_is_a_reshape_and_equals_the_windows_mean(shape, window):
+    x = fw.constant(rng.standard_normal(shape))
+    (kh, kw), (n, h, w, c) = window, shape
+
+    def windows_mean(x):
+        cropped = x[:, :h - h % kh, :w - w % kw]
+        patches = conv_ops._windows(cropped, geometry=(window, window, (1, 1)))
+        return fw.reduce_sum(patches, axis=(3, 4)) / float(kh * kw)
+    results = []
+    for pool in (lambda x: fw.nn.avg_pool2d(x, window, window, "VALID"), windows_mean):
+        with fw.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            out = pool(x)
+            total = fw.reduce_sum(out * out)
+        results.append([out.numpy(), tape.gradient(total, x).numpy(),
+                        tape.jacobian(out, x).numpy()])
+        if len(results) == 1:
+            assert conv_ops._windows.primitive not in [r.op for r in tape._records]
+    for got, expected in zip(*results, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    fw.test.check_gradients(lambda x: fw.nn.avg_pool2d(fw.tanh(x), window, window, "VALID") ** 2,
+                            x, order=2)

@@ -31,7 +31,7 @@ from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
 from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
-from .reduce import _extreme_vjp, reduce_max, reduce_sum
+from .reduce import _extreme_vjp, reduce_max, reduce_mean, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
 __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_bias",
@@ -90,14 +90,6 @@ def _padded(op, x, window, strides, dilations, padding, fill):
     if top or bottom or left or right:
         x = pad(x, [[0, 0], [top, bottom], [left, right], [0, 0]], constant_values=fill)
     return x, pads, (out_h, out_w)
-
-
-def _patches(op, x, window, strides, dilations, padding, fill):
-    """``x`` (NHWC) padded with ``fill`` and cut into windows: (patches of shape
-    (n, out_h, out_w, kh, kw, c), the paddings, the output size)."""
-    x, pads, size = _padded(op, x, window, strides, dilations, padding, fill)
-    geometry = (tuple(window), tuple(strides), tuple(dilations))
-    return _windows(x, geometry=geometry), pads, size
 
 
 # --- the windows and their adjoint ---------------------------------------------------------------
@@ -422,8 +414,13 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     "SAME" padding, an edge window averages fewer cells, as TensorFlow's)."""
     x = convert_to_tensor(input)
     window, stride = _pool_args("avg_pool2d", ksize, strides, data_format)
-    patches, pads, (out_h, out_w) = _patches("avg_pool2d", x, window, stride, (1, 1), padding,
-                                             0)
+    padded, pads, (out_h, out_w) = _padded("avg_pool2d", x, window, stride, (1, 1), padding, 0)
+    if window == stride and pads == ((0, 0), (0, 0)):  # the windows tile the image: a reshape
+        (kh, kw), (n, h, w, c) = window, x.shape
+        if (h, w) != (out_h * kh, out_w * kw):
+            x = x[:, :out_h * kh, :out_w * kw]
+        return reduce_mean(reshape(x, (n, out_h, kh, out_w, kw, c)), axis=(2, 4))
+    patches = _windows(padded, geometry=(window, stride, (1, 1)))
     total = reduce_sum(patches, axis=(3, 4))
     if pads == ((0, 0), (0, 0)):
         return total / float(window[0] * window[1])

@@ -265,6 +265,7 @@ class Optimizer(KerasCommon):
             for index, variable, slots in plan.singles:
                 arrays = [grads[index], variable._value] + [slot._value for slot in slots]
                 repeated = moments and moments.get(index)
+                self._moments = None  # (not the last group's)
                 if repeated:  # (cut into blocks alongside)
                     arrays += repeated
                 for gradient, value, *slot_values in (

@@ -94,6 +94,19 @@ def test_repeated_ids_in_a_group_of_small_variables(name):
     np.testing.assert_array_equal(bias.numpy(), twin.numpy())
 
 
+@pytest.mark.parametrize("name", ["adam", "adamax"])
+def test_a_big_variable_after_a_group_with_repeated_ids_updates_as_if_alone(name):
+    """The table's repeated-id moments belong to its group only: a big variable updated after
+    it on its own (``plan.singles``) takes its own dense gradient's squares."""
+    layer, optimizer, alone = _embedding(), _optimizer(name), _optimizer(name)
+    big, twin = (fw.Variable(np.ones((64, 200), np.float32)) for _ in range(2))
+    for step in range(3):
+        dense = fw.constant(np.full((64, 200), 0.5 * (step + 1), np.float32))
+        optimizer.apply([_gradient(layer, IDS, TARGETS), dense], [layer.embeddings, big])
+        alone.apply([dense], [twin])
+    np.testing.assert_array_equal(big.numpy(), twin.numpy())
+
+
 @pytest.mark.parametrize("name", ["adam", "ftrl"])
 def test_repeated_ids_in_a_table_updated_by_blocks(name):
     """A table big enough to be updated a block at a time: its rows looked up as Keras's."""

@@ -6,7 +6,7 @@ tensors of ``Tout`` (one dtype: one tensor; a list: a list). As in TensorFlow, a
 ``py_function``'s ops run under the caller's tapes, so gradients flow through them.
 
 Under ``fw.function`` the Python function is an effect, not a value: it is called on every call
-with that call's inputs. The one hook is ``_call_python``, a ``trace_hooks.replayed`` step: the
+with that call's inputs. The one hook is ``_call_python``, a ``framework.engine.context.replayed`` step: the
 recorder runs it once while tracing and the plan calls it again on each replay, its outputs
 becoming the plan's values. The one exception: a ``py_function`` that a tape inside the traced
 function differentiates runs inline, so the tape and the recorder see its ops (they replay

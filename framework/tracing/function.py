@@ -1,7 +1,7 @@
 """``fw.function``: ``tf.function``'s semantics on a recorded plan of raw array calls.
 
 The first call with a new input signature runs the Python function for real, under a recorder
-(``framework.trace``); later calls with that signature replay the plan (``framework.trace_plan``)
+(``framework.tracing.tracer``); later calls with that signature replay the plan (``.plan``)
 and run no Python of the user's. The signature, as TensorFlow's: each tensor or NumPy array
 argument by shape and dtype, a variable by identity, any other Python value by value (objects
 by identity). ``input_signature`` fixes the arguments to tensors of the given specs.

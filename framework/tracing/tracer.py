@@ -225,7 +225,7 @@ class Tracer(Listener, ArrayCalls):
                                    outs=[self.new_slot(part._value, part)]))
 
     def call(self, fn, args, kwargs):
-        """A replayed framework function (``trace_hooks.replayed``): run it now with the
+        """A replayed framework function (``framework.engine.context.replayed``): run it now with the
         recorder paused, and record a step that calls it again on each replay."""
         # An iterator (zip(grads, variables)) is read once: the call and the replay get a list.
         args = [list(a) if hasattr(a, "__next__") else a for a in args]

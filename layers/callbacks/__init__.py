@@ -4,14 +4,27 @@
 ``progbar``: ``ProgbarLogger``; ``monitor``: the callbacks that watch a logged value
 (``EarlyStopping``, ``ReduceLROnPlateau``, ``ModelCheckpoint``) and ``LearningRateScheduler``;
 ``files``: ``CSVLogger``, ``TensorBoard``, ``BackupAndRestore``.
+
+``CALLBACKS`` registers those a run config may name (``[[callbacks]] type = "early_stopping"``),
+the ones built from plain arguments alone, by Keras's snake_case names.
 """
+from framework.registry import Registry
+
 from .base import Callback, CallbackList, History, LambdaCallback, TerminateOnNaN
 from .files import BackupAndRestore, CSVLogger, TensorBoard
 from .monitor import (EarlyStopping, LearningRateScheduler, ModelCheckpoint, MonitorCallback,
                       ReduceLROnPlateau)
 from .progbar import ProgbarLogger
 
-__all__ = ["BackupAndRestore", "CSVLogger", "Callback", "CallbackList", "EarlyStopping",
+CALLBACKS = Registry("callback")
+for _name, _cls in (("backup_and_restore", BackupAndRestore), ("csv_logger", CSVLogger),
+                    ("early_stopping", EarlyStopping), ("model_checkpoint", ModelCheckpoint),
+                    ("reduce_lr_on_plateau", ReduceLROnPlateau), ("tensorboard", TensorBoard),
+                    ("terminate_on_nan", TerminateOnNaN)):
+    CALLBACKS.register(_cls, name=_name)
+del _name, _cls
+
+__all__ = ["CALLBACKS", "BackupAndRestore", "CSVLogger", "Callback", "CallbackList", "EarlyStopping",
            "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint",
            "MonitorCallback", "ProgbarLogger", "ReduceLROnPlateau", "TensorBoard",
            "TerminateOnNaN"]

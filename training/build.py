@@ -27,7 +27,7 @@ from .data import DataError, Dataset
 from .config.fields import Source
 from .config.optimizers import make_optimizer
 from .config.schema import make_layer
-from .step import RunModel
+from . import step
 
 
 @dataclass
@@ -49,7 +49,7 @@ class OptimizerGroup:
 @dataclass
 class Training:
     """What one training run needs, built and ready: call ``model`` on a batch to use it."""
-    model: RunModel
+    model: step.Sequential
     groups: list[OptimizerGroup]
     loss_fn: Callable[[Any, Any], fw.Tensor]
     metrics: dict[str, fw.metrics.Metric]
@@ -72,7 +72,7 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
             raise source.error("backend", str(error)) from None
     layers_by_name = {spec["name"]: make_layer(spec, f"model.layers[{position}]", source)
                       for position, spec in enumerate(config["model"]["layers"])}
-    model = RunModel(list(layers_by_name.values()))
+    model = step.Sequential(list(layers_by_name.values()))
     try:
         outputs = model(data.x_train[:1], training=False)
     except (TypeError, ValueError) as error:  # layers that do not fit the data or each other

@@ -1,7 +1,7 @@
 """A ``tape-train`` run: its folder, then ``compile`` and ``fit``, then its curves.
 
 There is one training loop, ``Model.fit``: the run builds the config's model
-(``training.step.RunModel``, whose step updates every optimizer group from one tape), compiles
+(``training.step.Sequential``, whose step updates every optimizer group from one tape), compiles
 it and fits it with the callbacks that keep the run folder (``training.callbacks``: records,
 checkpoints, progress) and those the config names (``[[callbacks]]``,
 ``training.config.callbacks``). What stays here is the folder's orchestration: the lock, the

@@ -1,6 +1,6 @@
 """The runner's model and its step: ``tape-train`` trains through ``Model.fit``.
 
-``RunModel`` is the ``layers.Sequential`` a config describes, with the train step a user writes
+``Sequential`` here is the ``layers.Sequential`` a config describes, with the train step a user writes
 by hand for several optimizers (``train_step``): one tape records the forward pass, every
 optimizer's gradients are taken from it, and only then are updates applied, because the tape
 refuses to differentiate through a variable that changed after it was read. With one optimizer
@@ -22,7 +22,6 @@ import numpy as np
 
 import framework as fw
 import layers
-from layers.scope import unique_name
 
 from .divergence import NonFiniteStep, check_step
 from .parallel import metric_results
@@ -30,7 +29,7 @@ from .parallel import metric_results
 if TYPE_CHECKING:
     from .build import Training
 
-__all__ = ["EVALUATION_BATCH", "RunModel", "evaluate", "means", "train_step"]
+__all__ = ["EVALUATION_BATCH", "Sequential", "evaluate", "means", "train_step"]
 
 EVALUATION_BATCH = 1000
 
@@ -68,14 +67,16 @@ def train_step(training: Training, x: Any, y: Any, batch_rows: int,
     return loss, predictions
 
 
-class RunModel(layers.Sequential):
-    """The config's model: a ``Sequential`` whose ``fit`` step is ``train_step`` above, for
-    every optimizer group of the run (``attach`` gives it the run's objects)."""
+class Sequential(layers.Sequential):
+    """The config's model: a ``layers.Sequential`` whose ``fit`` step is ``train_step`` above,
+    for every optimizer group of the run (``attach`` gives it the run's objects). It keeps the
+    class name, so that its default name, its variables' paths and a ``.keras`` file saved of
+    it (``model_checkpoint``) are a ``Sequential``'s: the step is the run's, not the model's."""
 
     _untracked_attributes = layers.Sequential._untracked_attributes | {"_run", "_batches"}
 
     def __init__(self, layers_=None, name=None):
-        super().__init__(layers_, name=name or unique_name("sequential"))
+        super().__init__(layers_, name=name)
         self._run = self._batches = None
         self._policy = "stop"
 

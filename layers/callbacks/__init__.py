@@ -6,7 +6,8 @@
 ``files``: ``CSVLogger``, ``TensorBoard``, ``BackupAndRestore``.
 
 ``CALLBACKS`` registers those a run config may name (``[[callbacks]] type = "early_stopping"``),
-the ones built from plain arguments alone, by Keras's snake_case names.
+the ones built from plain arguments alone, by Keras's snake_case names. ``BackupAndRestore`` is
+not among them: a run folder is already a backup (``tape-train --resume``).
 """
 from framework.registry import Registry
 
@@ -17,7 +18,7 @@ from .monitor import (EarlyStopping, LearningRateScheduler, ModelCheckpoint, Mon
 from .progbar import ProgbarLogger
 
 CALLBACKS = Registry("callback")
-for _name, _cls in (("backup_and_restore", BackupAndRestore), ("csv_logger", CSVLogger),
+for _name, _cls in (("csv_logger", CSVLogger),
                     ("early_stopping", EarlyStopping), ("model_checkpoint", ModelCheckpoint),
                     ("reduce_lr_on_plateau", ReduceLROnPlateau), ("tensorboard", TensorBoard),
                     ("terminate_on_nan", TerminateOnNaN)):

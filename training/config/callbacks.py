@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import framework as fw
 from layers.callbacks import CALLBACKS
 
 from .fields import REQUIRED, Source, as_table, check, check_fields, construct, \
@@ -24,9 +25,15 @@ from .optimizers import canonical
 
 __all__ = ["callback_tables", "make_callbacks"]
 
+SETS_THE_RATE = ("reduce_lr_on_plateau",)
+# A callback that takes one of these writes files: under MPI the root's alone is made.
+_PATHS = ("filename", "filepath", "log_dir", "backup_dir")
 
-def callback_tables(value: Any, source: Source) -> list[dict[str, Any]]:
-    """The checked ``[[callbacks]]`` entries, each ``{"type": <registered name>, **arguments}``."""
+
+def callback_tables(value: Any, source: Source, optimizers: int) -> list[dict[str, Any]]:
+    """The checked ``[[callbacks]]`` entries, each ``{"type": <registered name>, **arguments}``;
+    ``optimizers``: how many the config has (a callback that sets ``model.optimizer``'s rate
+    would change only the first of several)."""
     if not isinstance(value, list):
         raise source.error("callbacks", f"expected an array of tables ([[callbacks]]), "
                                         f"got {value!r}")
@@ -38,16 +45,27 @@ def callback_tables(value: Any, source: Source) -> list[dict[str, Any]]:
                                           f"{key}.type", source))
         fields = constructor_fields(CALLBACKS.lookup(kind))
         table = {"type": kind, **check_fields(entry, fields, key, source, ("type",))}
+        if kind in SETS_THE_RATE and optimizers > 1:
+            raise source.error(f"{key}.type", f"{kind!r} sets the rate of one optimizer, but "
+                                              f"this config has {optimizers} "
+                                              f"([[optimizers]]); give each its own "
+                                              f"[optimizers.schedule] instead")
         _make(table, key, source)  # the callback's own checks, on these arguments
         tables.append(table)
     return tables
 
 
-def make_callbacks(config: dict[str, Any], source: Source | None = None) -> list[Any]:
-    """The callbacks a resolved config names, in its order."""
-    source = source or Source("config")
+def make_callbacks(config: dict[str, Any]) -> list[Any]:
+    """The callbacks a resolved config names, in its order; under MPI those that write files
+    on the root alone (the others decide alike on every rank: the logs are the whole data's)."""
+    source, root = Source("config"), fw.distributed.is_root()
     return [_make(table, f"callbacks[{position}]", source)
-            for position, table in enumerate(config.get("callbacks", []))]
+            for position, table in enumerate(config.get("callbacks", []))
+            if root or not _writes_files(table["type"])]
+
+
+def _writes_files(kind: str) -> bool:
+    return any(name in _PATHS for name in constructor_fields(CALLBACKS.lookup(kind)))
 
 
 def _make(table: dict[str, Any], key: str, source: Source) -> Any:

@@ -3,7 +3,8 @@
 ``base``: ``Callback``, ``CallbackList``, ``History``, ``LambdaCallback``, ``TerminateOnNaN``;
 ``progbar``: ``ProgbarLogger``; ``monitor``: the callbacks that watch a logged value
 (``EarlyStopping``, ``ReduceLROnPlateau``, ``ModelCheckpoint``) and ``LearningRateScheduler``;
-``files``: ``CSVLogger``, ``TensorBoard``, ``BackupAndRestore``.
+``files``: ``CSVLogger``, ``TensorBoard``, ``BackupAndRestore``; ``parallel``: ``DataParallel``
+(``fit`` over MPI ranks).
 
 ``CALLBACKS`` registers those a run config may name (``[[callbacks]] type = "early_stopping"``),
 the ones built from plain arguments alone, by Keras's snake_case names. ``BackupAndRestore`` is
@@ -15,6 +16,7 @@ from .base import Callback, CallbackList, History, LambdaCallback, TerminateOnNa
 from .files import BackupAndRestore, CSVLogger, TensorBoard
 from .monitor import (EarlyStopping, LearningRateScheduler, ModelCheckpoint, MonitorCallback,
                       ReduceLROnPlateau)
+from .parallel import DataParallel
 from .progbar import ProgbarLogger
 
 CALLBACKS = Registry("callback")

@@ -176,3 +176,22 @@ def test_a_registered_callback_is_usable_from_a_config(tmp_path, scratch_callbac
     assert run(path, tmp_path / "run") == 0
     keys = ["accuracy", "loss", "lr/hidden", "lr/out", "val_accuracy", "val_loss"]
     assert seen == [(1, keys), (3, keys)]
+
+
+@pytest.mark.parametrize("callbacks", [
+    table("reduce_lr_on_plateau", monitor="loss", min_delta=100, patience=2, factor=0.5),
+    table("reduce_lr_on_plateau", monitor="loss", min_delta=100, patience=1, factor=0.5),
+    table("early_stopping", monitor="loss", min_delta=100, patience=2),  # stops at epoch 3
+])
+def test_a_resume_with_stateful_callbacks_ends_as_the_uninterrupted_run(tmp_path, callbacks):
+    """The callbacks' state (a plateau's wait and best, the rate it set at epoch 2's end) is in
+    the checkpoint: stopped after epoch 2 and resumed, the run ends with the uninterrupted
+    run's records and weights."""
+    from test_runner import assert_same_weights, final_weights
+    path = write(tmp_path, ONE_OPTIMIZER,
+                 callbacks)
+    assert run(path, tmp_path / "whole") == 0
+    assert run(path, tmp_path / "resumed", "--set", "epochs=2") == 0
+    assert run(path, tmp_path / "resumed", "--resume") == 0
+    assert records(tmp_path / "resumed") == records(tmp_path / "whole")
+    assert_same_weights(final_weights(tmp_path / "resumed"), final_weights(tmp_path / "whole"))

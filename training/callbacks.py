@@ -3,11 +3,13 @@
 - ``RunBatches``: the batches ``fit`` trains on, drawn from the run's own shuffling generator
   (seeded ``[seed, 1]``, checkpointed, so a resume continues its very order) and cut into this
   rank's shard under MPI;
-- ``RunRecords``: per step, the loss into the epoch's mean and ``steps.<format>``; per epoch,
-  the test split's evaluation, the checkpoint (atomic, with the optimizers' slots, both random
-  streams and every record: ``BackupAndRestore``'s contract) and then the epoch's record and
-  its log line. The epoch's logs that the callbacks after it see are Keras's: ``loss``, the
-  metrics, ``val_loss`` and ``val_<metric>`` for the test split, and the learning rates;
+- ``RunRecords`` (first): per step, the loss into the epoch's mean and ``steps.<format>``; per
+  epoch, the means and the test split's evaluation, as the epoch's logs the callbacks after it
+  see, in Keras's names: ``loss``, the metrics, ``val_loss`` and ``val_<metric>`` for the test
+  split, and the learning rates;
+- ``RunCheckpoint`` (last): per epoch, the checkpoint (atomic, with the optimizers' slots, both
+  random streams, every record and the config's callbacks' state: ``BackupAndRestore``'s
+  contract), then the epoch's record and its log line;
 - ``RunProgress``: the progress bar, on a terminal only.
 
 Saving, evaluating and logging are the run's (``training.loop`` passes them in); this module
@@ -16,6 +18,7 @@ knows when, not where.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from typing import Any, Callable
@@ -31,7 +34,8 @@ from .data import iterate_batches, num_batches
 from .parallel import random_states
 from .step import means
 
-__all__ = ["RunBatches", "RunProgress", "RunRecords", "learning_rates"]
+__all__ = ["RunBatches", "RunCheckpoint", "RunProgress", "RunRecords", "callback_state",
+           "learning_rates"]
 
 
 class RunBatches:
@@ -60,30 +64,24 @@ def learning_rates(training: Training) -> dict[str, float]:
 
 
 class RunRecords(Callback):
-    """The run's records and checkpoints (see the module's docstring).
-
-    ``save(extra)`` writes the checkpoint and the record (the root's, ``training.loop``) and
-    says whether the checkpoint was replaced; ``evaluate()`` gives the ``test_*`` metrics;
-    ``log`` prints a line. ``history`` holds the epochs' records, ``step`` counts steps over
-    the whole run, ``final`` is the last epoch's test metrics."""
+    """The run's records, first of the callbacks (see the module's docstring): each step's loss
+    into the epoch's mean and ``steps_file``; at each epoch's end, the epoch's ``record`` (its
+    means, learning rates and the ``evaluate()``'s ``test_*`` metrics), given to the callbacks
+    after it as Keras's logs. ``step`` counts steps over the whole run."""
 
     def __init__(self, training: Training, config: dict[str, Any], batches: RunBatches,
-                 history: list[dict[str, Any]], step: int, steps_file: Any, *,
-                 evaluate: Callable[[], dict[str, float]],
-                 save: Callable[[dict[str, Any]], bool], log: Callable[[str], None],
-                 progress: bool, last_saved: int | None):
+                 step: int, steps_file: Any, *, evaluate: Callable[[], dict[str, float]],
+                 log: Callable[[str], None], progress: bool):
         super().__init__()
         self.training, self.config, self.batches = training, config, batches
-        self.history, self.step, self.steps_file = history, step, steps_file
-        self.evaluate, self.save, self.log = evaluate, save, log
+        self.step, self.steps_file, self.evaluate, self.log = step, steps_file, evaluate, log
         self.ranks = fw.distributed.size()
         # Under MPI a step's loss is combined over the ranks (a small collective) only where it
         # is shown or recorded.
         self.report = self.ranks > 1 and (progress or config["output"]["step_metrics"])
-        self.final: dict[str, float] | None = None
         self.loss: float | None = None
         self.rates: dict[str, float] = {}
-        self.last_saved = last_saved
+        self.record: dict[str, Any] = {}
         self.epoch = 0
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -111,7 +109,7 @@ class RunRecords(Callback):
                                     **self.rates})
 
     def on_epoch_end(self, epoch, logs=None):
-        epoch, config, metrics = epoch + 1, self.config, self.training.metrics
+        epoch, metrics = epoch + 1, self.training.metrics
         batches = self.batches.cardinality()
         record = {"epoch": epoch, "step": self.step}
         if self.skipped == batches:  # every step skipped (alike on every rank): nothing to mean
@@ -123,29 +121,72 @@ class RunRecords(Callback):
             self.log(f"epoch {epoch}: skipped {self.skipped} of {batches} steps whose loss or "
                      f"gradients were not finite (on_nonfinite = \"skip\")")
         record.update(self.evaluate())
-        extra = {"epoch": epoch, "step": self.step, "config": config,
+        self.record = record
+        if logs is not None:  # what the callbacks after this one see, in Keras's names
+            logs.clear()
+            logs.update({("val_" + key[5:] if key.startswith("test_") else key): value
+                         for key, value in record.items() if key not in ("epoch", "step")})
+
+
+class RunCheckpoint(Callback):
+    """The run's checkpoint, last of the callbacks: at each epoch's end, once every callback
+    has seen the epoch, ``save(extra)`` (``training.loop``: atomic, the root's) writes the
+    weights, the optimizers' slots, the shuffling generator's and every rank's ``fw.random``
+    state, the records (``records.history``) and the state of the config's callbacks
+    (``named``, by their position in ``[[callbacks]]``: a plateau's wait and best, say), then
+    the epoch's record; it says whether the checkpoint was replaced (not by weights that are
+    not finite). ``BackupAndRestore``'s contract: ``restored`` (a resumed checkpoint's
+    callback states) is put back as ``fit`` begins, after the callbacks reset themselves, so a
+    resumed run goes on as the uninterrupted one. ``final`` is the last epoch's test
+    metrics."""
+
+    def __init__(self, records: RunRecords, history: list[dict[str, Any]],
+                 named: dict[int, Callback], restored: dict[str, Any], *,
+                 save: Callable[[dict[str, Any]], bool], last_saved: int | None):
+        super().__init__()
+        self.records, self.history, self.named, self.restored = records, history, named, restored
+        self.save, self.last_saved = save, last_saved
+        self.final: dict[str, float] | None = None
+
+    def on_train_begin(self, logs=None):
+        for position, callback in self.named.items():
+            vars(callback).update(self.restored.get(str(position), {}))
+
+    def on_epoch_end(self, epoch, logs=None):
+        records, epoch = self.records, epoch + 1
+        record, batches = records.record, records.batches
+        extra = {"epoch": epoch, "step": records.step, "config": records.config,
                  "history": [*self.history, record],
-                 "shuffle_rng": self.batches.rng.bit_generator.state,
-                 "fw_rng": fw.random.get_state()}
+                 "shuffle_rng": batches.rng.bit_generator.state,
+                 "fw_rng": fw.random.get_state(),
+                 "callbacks": {str(position): callback_state(callback)
+                               for position, callback in self.named.items()}}
         states = random_states()
         if states is not None:
             extra["fw_rng_ranks"] = states
         saved = self.save(extra)
         self.history.append(record)
-        seconds = time.perf_counter() - self.started
-        self.log(f"epoch {epoch}/{config['epochs']}  {_summary(record)}  "
-                 f"({seconds:.2f} s, {batches / seconds:.0f} steps/s)")
+        seconds = time.perf_counter() - records.started
+        records.log(f"epoch {epoch}/{records.config['epochs']}  {_summary(record)}  "
+                    f"({seconds:.2f} s, {batches.cardinality() / seconds:.0f} steps/s)")
         if saved:
             self.last_saved = epoch
         else:
-            self.log(f"epoch {epoch}: the weights are not finite, so checkpoint.npz was not "
-                     f"replaced" + (f" (it keeps epoch {self.last_saved})"
-                                    if self.last_saved else ""))
+            records.log(f"epoch {epoch}: the weights are not finite, so checkpoint.npz was not "
+                        f"replaced" + (f" (it keeps epoch {self.last_saved})"
+                                       if self.last_saved else ""))
         self.final = {key: value for key, value in record.items() if key.startswith("test_")}
-        if logs is not None:  # what the callbacks after this one see, in Keras's names
-            logs.clear()
-            logs.update({("val_" + key[5:] if key.startswith("test_") else key): value
-                         for key, value in record.items() if key not in ("epoch", "step")})
+
+
+def callback_state(callback: Callback) -> dict[str, Any]:
+    """What a callback has counted or found during training: its attributes that hold a plain
+    value (a wait, a best value, a step count) and are not constructor arguments (those come
+    from the config, and some are changed once on first use, such as ``min_delta``'s sign)."""
+    arguments = {name for cls in type(callback).__mro__ if "__init__" in vars(cls)
+                 for name in inspect.signature(cls.__init__).parameters}
+    return {name: value for name, value in vars(callback).items()
+            if name not in arguments and (value is None or isinstance(value, (bool, int, float,
+                                                                             str)))}
 
 
 class RunProgress(Callback):

@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 import framework as fw
 
 from .build import Training, build_training, training_labels
-from .callbacks import RunBatches, RunProgress, RunRecords
+from .callbacks import RunBatches, RunCheckpoint, RunProgress, RunRecords
 from .checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
                          restore_checkpoint, save_checkpoint)
 from .config.callbacks import make_callbacks
@@ -173,7 +173,8 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # on_nonfinite's
             final = _fit(run, config, training, data.x_train, y_train,
                          lambda: evaluate(training, data.x_test, y_test), epoch, step,
-                         shuffle_rng, progress, metrics_file, steps_file)
+                         shuffle_rng, progress, metrics_file, steps_file,
+                         (extra or {}).get("callbacks", {}))
     if final is None:
         final = evaluate(training, data.x_test, y_test)
     if config["output"]["plot"] and root:
@@ -185,24 +186,25 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
 def _fit(run: _Run, config: dict[str, Any], training: Training, x: np.ndarray, y: np.ndarray,
          evaluate_test: Callable[[], dict[str, float]], epoch: int, step: int,
          shuffle_rng: np.random.Generator, progress: bool, metrics_file: MetricsFile,
-         steps_file: MetricsFile | None) -> dict[str, float] | None:
-    """Compile the model and ``fit`` it from ``epoch`` on, the run folder kept by callbacks
-    (``training.callbacks``), then the config's own; the last epoch's test metrics. The
-    steps run through ``fw.function`` unless ``compile = false`` or under MPI, whose gradient
-    averaging runs eagerly."""
+         steps_file: MetricsFile | None, restored: dict[str, Any]) -> dict[str, float] | None:
+    """Compile the model and ``fit`` it from ``epoch`` on, with the callbacks that keep the run
+    folder (``training.callbacks``) around the config's own (``restored``: their state at a
+    resumed checkpoint); the last epoch's test metrics. The steps run through ``fw.function``
+    unless ``compile = false`` or under MPI, whose gradient averaging runs eagerly."""
     model, policy = training.model, config["on_nonfinite"]
     batches = RunBatches(x, y, config["batch_size"], shuffle_rng)
     model.attach(training, batches, policy)
     model.compile(optimizer=training.groups[0].optimizer, loss=training.loss_fn,
                   metrics=list(training.metrics.values()) or None,
                   run_eagerly=not config["compile"] or fw.distributed.size() > 1)
-    records = RunRecords(training, config, batches, run.history, step, steps_file,
-                         evaluate=evaluate_test, log=log, progress=progress,
-                         last_saved=run.last_saved,
-                         save=lambda extra: on_root(lambda: _save_epoch(
-                             run, training, extra, metrics_file, steps_file), (RunError,)))
+    records = RunRecords(training, config, batches, step, steps_file, evaluate=evaluate_test,
+                         log=log, progress=progress)
     bar = RunProgress(records, config["epochs"])
-    callbacks = [records, *([bar] if progress else []), *make_callbacks(config)]
+    named = make_callbacks(config)
+    checkpoint = RunCheckpoint(records, run.history, named, restored, last_saved=run.last_saved,
+                               save=lambda extra: on_root(lambda: _save_epoch(
+                                   run, training, extra, metrics_file, steps_file), (RunError,)))
+    callbacks = [records, *([bar] if progress else []), *named.values(), checkpoint]
     try:
         model.fit(batches, epochs=config["epochs"], initial_epoch=epoch, verbose=0,
                   callbacks=callbacks)
@@ -211,7 +213,7 @@ def _fit(run: _Run, config: dict[str, Any], training: Training, x: np.ndarray, y
                                     str(problem), run.last_saved)) from None
     finally:
         bar.close()
-    return records.final
+    return checkpoint.final
 
 
 def _claim(run: _Run, overwrite: bool) -> None:

@@ -55,13 +55,14 @@ def callback_tables(value: Any, source: Source, optimizers: int) -> list[dict[st
     return tables
 
 
-def make_callbacks(config: dict[str, Any]) -> list[Any]:
-    """The callbacks a resolved config names, in its order; under MPI those that write files
-    on the root alone (the others decide alike on every rank: the logs are the whole data's)."""
+def make_callbacks(config: dict[str, Any]) -> dict[int, Any]:
+    """The callbacks a resolved config names, by their position in it; under MPI those that
+    write files on the root alone (the others decide alike on every rank: the logs are the
+    whole data's)."""
     source, root = Source("config"), fw.distributed.is_root()
-    return [_make(table, f"callbacks[{position}]", source)
+    return {position: _make(table, f"callbacks[{position}]", source)
             for position, table in enumerate(config.get("callbacks", []))
-            if root or not _writes_files(table["type"])]
+            if root or not _writes_files(table["type"])}
 
 
 def _writes_files(kind: str) -> bool:

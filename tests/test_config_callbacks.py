@@ -195,3 +195,21 @@ def test_a_resume_with_stateful_callbacks_ends_as_the_uninterrupted_run(tmp_path
     assert run(path, tmp_path / "resumed", "--resume") == 0
     assert records(tmp_path / "resumed") == records(tmp_path / "whole")
     assert_same_weights(final_weights(tmp_path / "resumed"), final_weights(tmp_path / "whole"))
+
+
+def test_under_mpi_the_callbacks_that_write_files_are_the_roots_alone(tmp_path, monkeypatch):
+    from framework import distributed
+    from training.config.callbacks import make_callbacks
+    path = write(tmp_path, ONE_OPTIMIZER, table("csv_logger", filename="l.csv")
+                 + table("early_stopping") + table("tensorboard")
+                 + table("model_checkpoint", filepath="m.keras") + table("terminate_on_nan"))
+    config, _ = load_config(path)
+    monkeypatch.setattr(distributed._w, "size", 2)
+    kinds = {}
+    for rank in (0, 1):
+        monkeypatch.setattr(distributed._w, "rank", rank)
+        kinds[rank] = {position: type(callback).__name__
+                       for position, callback in make_callbacks(config).items()}
+    assert kinds[0] == {0: "CSVLogger", 1: "EarlyStopping", 2: "TensorBoard",
+                        3: "ModelCheckpoint", 4: "TerminateOnNaN"}
+    assert kinds[1] == {1: "EarlyStopping", 4: "TerminateOnNaN"}

@@ -124,6 +124,9 @@ def test_terminate_on_nan_stops_and_the_last_good_checkpoint_stays(tmp_path, cap
     (table("model_checkpoint", filepath="best.txt"),
      "callbacks[0].filepath: callback 'model_checkpoint' rejects this"),
     (table("model_checkpoint"), "callbacks[0].filepath: missing required key"),
+    (table("early_stopping", mode="sideways"), "callbacks[0].mode: callback 'early_stopping' "
+                                               "rejects this: EarlyStopping mode 'sideways' is "
+                                               "unknown"),
     ("callbacks = 3\n", "callbacks: expected an array of tables ([[callbacks]]), got 3"),
 ])
 def test_a_bad_callback_table_is_one_line_naming_the_key(tmp_path, callbacks, message):

@@ -1,7 +1,8 @@
 """From a resolved config and its dataset to the objects a training loop uses.
 
 Everything here is built with the public API a user would call by hand, found by name in the
-library's registries: each layer type of ``layers.LAYERS`` in a ``layers.Sequential``, an
+library's registries: each layer type of ``layers.LAYERS`` in a ``layers.Sequential`` (the
+runner's, ``training.step.Sequential``, whose ``fit`` step serves several optimizers), an
 optimizer of ``optimizers.OPTIMIZERS`` with a schedule of ``optimizers.schedules.SCHEDULES``,
 and a per-example loss of ``fw.losses.LOSSES``. The only thing the runner adds is bookkeeping:
 which optimizer owns which layers' variables.

@@ -14,7 +14,8 @@ The epoch's logs these callbacks see are Keras's: ``loss``, the metrics, ``val_l
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import framework as fw
 from layers.callbacks import CALLBACKS
@@ -71,5 +72,18 @@ def _writes_files(kind: str) -> bool:
 
 def _make(table: dict[str, Any], key: str, source: Source) -> Any:
     settings = {k: v for k, v in table.items() if k != "type"}
-    return construct(CALLBACKS.lookup(table["type"]), settings, key, source,
+    return construct(_strict(CALLBACKS.lookup(table["type"])), settings, key, source,
                      f"callback {table['type']!r}")
+
+
+def _strict(cls: type) -> Callable[..., Any]:
+    """``cls`` whose warnings about its arguments (Keras's ``mode 'sideways' is unknown,
+    fallback to auto mode``) are errors: a config says what it means."""
+    def make(**settings: Any) -> Any:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = cls(**settings)
+        if caught:
+            raise ValueError(str(caught[0].message))
+        return made
+    return make

@@ -138,11 +138,17 @@ def test_a_bad_callback_table_is_one_line_naming_the_key(tmp_path, callbacks, me
     assert "\n" not in str(caught.value)
 
 
-def test_a_rate_callback_is_refused_with_several_optimizers(tmp_path):
-    path = write(tmp_path, tiny_config(), table("reduce_lr_on_plateau"))
-    with pytest.raises(ConfigError, match=r"callbacks\[0\].type: 'reduce_lr_on_plateau' sets "
-                                          r"the rate of one optimizer, but this config has 2"):
-        load_config(path)
+@pytest.mark.parametrize("text, message", [
+    (tiny_config(), "'reduce_lr_on_plateau' sets the rate of one optimizer, but this config "
+                    "has 2 ([[optimizers]])"),
+    (ONE_OPTIMIZER.replace("learning_rate = 0.1", "learning_rate = 0.1\n[optimizer.schedule]\n"
+                           "type = \"cosine_decay\"\ndecay_steps = 10"),
+     "'reduce_lr_on_plateau' sets the optimizer's rate, which [optimizer.schedule] gives"),
+])
+def test_a_rate_callback_is_refused_where_it_cannot_set_the_rate(tmp_path, text, message):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text, table("reduce_lr_on_plateau")))
+    assert "callbacks[0].type: " + message in str(caught.value)
 
 
 def test_changing_the_callbacks_on_resume_is_refused(tmp_path, capsys):

@@ -31,10 +31,12 @@ SETS_THE_RATE = ("reduce_lr_on_plateau",)
 _PATHS = ("filename", "filepath", "log_dir", "backup_dir")
 
 
-def callback_tables(value: Any, source: Source, optimizers: int) -> list[dict[str, Any]]:
+def callback_tables(value: Any, source: Source,
+                    optimizers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The checked ``[[callbacks]]`` entries, each ``{"type": <registered name>, **arguments}``;
-    ``optimizers``: how many the config has (a callback that sets ``model.optimizer``'s rate
-    would change only the first of several)."""
+    ``optimizers``: the config's resolved optimizer tables (a callback that sets
+    ``model.optimizer``'s rate would change only the first of several, and cannot set one
+    that a schedule gives)."""
     if not isinstance(value, list):
         raise source.error("callbacks", f"expected an array of tables ([[callbacks]]), "
                                         f"got {value!r}")
@@ -46,11 +48,15 @@ def callback_tables(value: Any, source: Source, optimizers: int) -> list[dict[st
                                           f"{key}.type", source))
         fields = constructor_fields(CALLBACKS.lookup(kind))
         table = {"type": kind, **check_fields(entry, fields, key, source, ("type",))}
-        if kind in SETS_THE_RATE and optimizers > 1:
+        if kind in SETS_THE_RATE and len(optimizers) > 1:
             raise source.error(f"{key}.type", f"{kind!r} sets the rate of one optimizer, but "
-                                              f"this config has {optimizers} "
+                                              f"this config has {len(optimizers)} "
                                               f"([[optimizers]]); give each its own "
                                               f"[optimizers.schedule] instead")
+        if kind in SETS_THE_RATE and "schedule" in optimizers[0]:
+            raise source.error(f"{key}.type", f"{kind!r} sets the optimizer's rate, which "
+                                              f"[optimizer.schedule] gives in this config; "
+                                              f"use one or the other")
         _make(table, key, source)  # the callback's own checks, on these arguments
         tables.append(table)
     return tables

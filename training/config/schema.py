@@ -89,8 +89,8 @@ def resolve(raw: dict[str, Any], source: Source, default_name: str) -> dict[str,
         config["optimizers"] = optimizer_groups(raw["optimizers"], config["model"]["layers"],
                                                 source, trainable)
     if "callbacks" in raw:
-        config["callbacks"] = callback_tables(raw["callbacks"], source,
-                                              len(config.get("optimizers", [None])))
+        config["callbacks"] = callback_tables(
+            raw["callbacks"], source, config.get("optimizers") or [config["optimizer"]])
     return config
 
 

@@ -39,8 +39,9 @@ __all__ = ["RunBatches", "RunCheckpoint", "RunProgress", "RunRecords", "callback
 
 
 class RunBatches:
-    """An iterable of one epoch's ``(x, y)`` shards per pass (``fit`` takes it as a dataset);
-    ``batch_rows`` and ``shard_rows`` are the current batch's rows, whole and this rank's."""
+    """An iterable of one epoch's ``(x, y)`` shards per pass (``fit`` takes it as a dataset),
+    under MPI ``(x, y, rows)`` with the whole batch's rows; ``batch_rows`` and ``shard_rows``
+    are the current batch's rows, whole and this rank's."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, batch_size: int, rng: np.random.Generator):
         self.x, self.y, self.batch_size, self.rng = x, y, batch_size, rng
@@ -50,10 +51,11 @@ class RunBatches:
         return num_batches(len(self.x), self.batch_size)
 
     def __iter__(self):
+        ranks = fw.distributed.size()
         for xb, yb in iterate_batches(self.x, self.y, self.batch_size, self.rng):
             xs, ys = fw.distributed.shard(xb, yb)
             self.batch_rows, self.shard_rows = len(xb), len(xs)
-            yield xs, ys
+            yield (xs, ys) if ranks == 1 else (xs, ys, np.array(len(xb), np.float32))
 
 
 def learning_rates(training: Training) -> dict[str, float]:

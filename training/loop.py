@@ -190,13 +190,13 @@ def _fit(run: _Run, config: dict[str, Any], training: Training, x: np.ndarray, y
     """Compile the model and ``fit`` it from ``epoch`` on, with the callbacks that keep the run
     folder (``training.callbacks``) around the config's own (``restored``: their state at a
     resumed checkpoint); the last epoch's test metrics. The steps run through ``fw.function``
-    unless ``compile = false`` or under MPI, whose gradient averaging runs eagerly."""
+    unless ``compile = false``, under MPI too (the gradient averaging is replayed)."""
     model, policy = training.model, config["on_nonfinite"]
     batches = RunBatches(x, y, config["batch_size"], shuffle_rng)
     model.attach(training, batches, policy)
     model.compile(optimizer=training.groups[0].optimizer, loss=training.loss_fn,
                   metrics=list(training.metrics.values()) or None,
-                  run_eagerly=not config["compile"] or fw.distributed.size() > 1)
+                  run_eagerly=not config["compile"])
     records = RunRecords(training, config, batches, step, steps_file, evaluate=evaluate_test,
                          log=log, progress=progress)
     bar = RunProgress(records, config["epochs"])

@@ -5,8 +5,8 @@ by hand for several optimizers (``train_step``): one tape records the forward pa
 optimizer's gradients are taken from it, and only then are updates applied, because the tape
 refuses to differentiate through a variable that changed after it was read. With one optimizer
 this is ``fit``'s own step; with one optimizer per layer group (the layer-wise config) the tape
-is persistent and each optimizer updates its group's variables. Under MPI the tape is wrapped in
-``fw.distributed.DistributedGradientTape``, so the gradient averaging is inside the step.
+is persistent and each optimizer updates its group's variables. Under MPI the gradients go through
+``fw.distributed.average_gradients``, so the gradient averaging is inside the (compiled) step.
 
 The step's logs are ``{"loss": this batch's loss}``; the epoch's means are the run's records
 (``training.callbacks.RunRecords``). A step whose loss or gradients are not finite raises
@@ -38,9 +38,11 @@ def train_step(training: Training, x: Any, y: Any, batch_rows: int,
                check_finite: bool = False) -> tuple[fw.Tensor, fw.Tensor]:
     """One step, written exactly as in a hand-made loop; returns (loss, predictions).
 
-    ``x, y`` are this rank's rows (``fw.distributed.shard``) of a batch of ``batch_rows`` rows:
-    all of them in one process, where the loss is their mean. Under MPI the wrapped tape
-    averages the ranks' gradients, so each rank's loss is its rows' summed loss over
+    ``x, y`` are this rank's rows (``fw.distributed.shard``) of a batch of ``batch_rows`` rows
+    (a tensor under MPI, an input of the compiled step): all of them in one process, where the
+    loss is their mean. Under MPI ``fw.distributed.average_gradients`` averages the ranks'
+    gradients (as ``DistributedGradientTape`` would, but also on each call of a compiled
+    step), so each rank's loss is its rows' summed loss over
     ``batch_rows / size``: their average is then exactly the whole batch's mean, also when the
     shards differ in size or one is empty (a last batch with fewer rows than ranks), where a
     plain mean per rank would weigh the rows of a short shard more.
@@ -56,9 +58,11 @@ def train_step(training: Training, x: Any, y: Any, batch_rows: int,
             loss = fw.reduce_mean(per_example)
         else:
             loss = fw.reduce_sum(per_example) * (ranks / batch_rows)
-    tape = fw.distributed.DistributedGradientTape(tape)
     variables = [group.variables for group in training.groups]
     gradients = [tape.gradient(loss, group_variables) for group_variables in variables]
+    if ranks > 1:  # one fused allreduce per optimizer, replayed by a compiled step
+        gradients = [fw.distributed.average_gradients(group_gradients, group_variables)
+                     for group_gradients, group_variables in zip(gradients, variables)]
     if check_finite:
         check_step(loss if ranks == 1 else None, variables, gradients)
     for group, group_gradients, group_variables in zip(training.groups, gradients, variables,
@@ -82,12 +86,12 @@ class Sequential(layers.Sequential):
 
     def attach(self, training: Training, batches: Any, policy: str) -> None:
         """The run's optimizer groups, loss and metrics (``training``), the batches ``fit`` is
-        given (their ``batch_rows`` is the global batch's under MPI) and ``on_nonfinite``."""
+        given and ``on_nonfinite``."""
         self._run, self._batches, self._policy = training, batches, policy
 
     def train_step(self, data):
-        x, y = data
-        loss, predictions = train_step(self._run, x, y, self._batches.batch_rows,
+        x, y, batch_rows = data if len(data) == 3 else (*data, None)  # (rows: under MPI)
+        loss, predictions = train_step(self._run, x, y, batch_rows,
                                        check_finite=self._policy != "continue")
         if self._compile_metrics is not None and len(y):  # (an empty shard under MPI: none)
             self._compile_metrics.update_state(y, predictions)

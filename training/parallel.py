@@ -5,8 +5,9 @@ alike everywhere, so all ranks cut the same global batches; each trains on its s
 batch, ``fw.distributed.average_gradients`` averages the gradients inside the compiled step
 (``training.step``), and the ranks take the same step. Files are the root's alone: it prepares
 the run folder, reads the checkpoint on ``--resume`` (the others get what they need by
-broadcast, so no shared disk is needed) and writes the config, metrics, checkpoints and curves. In one process (no launcher, or no MPI installed)
-every function here reduces to what the runner always did.
+broadcast, so no shared disk is needed) and writes the config, metrics, checkpoints and curves.
+In one process (no launcher, or no MPI installed) every function here reduces to what the
+runner always did.
 
 Dropout is the one random draw made per shard. Rank 0 keeps drawing from the run's seeded
 stream; rank r > 0 draws from a stream of its own, seeded ``[seed, RANK_STREAM, r]``, so no two

@@ -1,12 +1,13 @@
 """The runner's model and its step: ``tape-train`` trains through ``Model.fit``.
 
-``Sequential`` here is the ``layers.Sequential`` a config describes, with the train step a user writes
-by hand for several optimizers (``train_step``): one tape records the forward pass, every
-optimizer's gradients are taken from it, and only then are updates applied, because the tape
-refuses to differentiate through a variable that changed after it was read. With one optimizer
-this is ``fit``'s own step; with one optimizer per layer group (the layer-wise config) the tape
-is persistent and each optimizer updates its group's variables. Under MPI the gradients go through
-``fw.distributed.average_gradients``, so the gradient averaging is inside the (compiled) step.
+``Sequential`` here is the ``layers.Sequential`` a config describes, with the train step a
+user writes by hand for several optimizers (``train_step``): one tape records the forward
+pass, every optimizer's gradients are taken from it, and only then are updates applied, because
+the tape refuses to differentiate through a variable that changed after it was read. With one
+optimizer this is ``fit``'s own step; with one optimizer per layer group (the layer-wise
+config) the tape is persistent and each optimizer updates its group's variables. Under MPI the
+gradients go through ``fw.distributed.average_gradients``, so the gradient averaging is inside
+the (compiled) step.
 
 The step's logs are ``{"loss": this batch's loss}``; the epoch's means are the run's records
 (``training.callbacks.RunRecords``). A step whose loss or gradients are not finite raises

@@ -27,7 +27,7 @@ for _name, _cls in (("csv_logger", CSVLogger),
     CALLBACKS.register(_cls, name=_name)
 del _name, _cls
 
-__all__ = ["CALLBACKS", "BackupAndRestore", "CSVLogger", "Callback", "CallbackList", "EarlyStopping",
-           "History", "LambdaCallback", "LearningRateScheduler", "ModelCheckpoint",
-           "MonitorCallback", "ProgbarLogger", "ReduceLROnPlateau", "TensorBoard",
-           "TerminateOnNaN"]
+__all__ = ["CALLBACKS", "BackupAndRestore", "CSVLogger", "Callback", "CallbackList",
+           "DataParallel", "EarlyStopping", "History", "LambdaCallback",
+           "LearningRateScheduler", "ModelCheckpoint", "MonitorCallback", "ProgbarLogger",
+           "ReduceLROnPlateau", "TensorBoard", "TerminateOnNaN"]

@@ -115,8 +115,9 @@ class BackupAndRestore(Callback):
     backs up every that many batches, and a resumed run redoes the interrupted epoch from
     that mid-epoch state, as Keras's does (bit for bit only with ``"epoch"``). The backup is
     deleted when ``fit`` ends normally (``delete_checkpoint``), and its folder if then
-    empty; not after weights that were not finite, whose backup it kept back. ``double_checkpoint`` is accepted: Keras keeps a second copy in case a save is cut
-    short, which the atomic write already guarantees."""
+    empty; not after weights that were not finite, whose backup it kept back.
+    ``double_checkpoint`` is accepted: Keras keeps a second copy in case a save is cut short,
+    which the atomic write already guarantees."""
 
     _FILE = "backup.ckpt"
 

@@ -2,9 +2,8 @@
 trains under MPI, in Horovod's shape::
 
     x, y = fw.distributed.shard(x, y)            # this rank's rows
-    model.fit(x, y, batch_size=32, callbacks=[
-        fw.keras.callbacks.DataParallel(fw.keras.callbacks.ModelCheckpoint("m.weights.h5",
-                                                                           save_weights_only=True))])
+    saving = fw.keras.callbacks.ModelCheckpoint("m.weights.h5", save_weights_only=True)
+    model.fit(x, y, batch_size=32, callbacks=[fw.keras.callbacks.DataParallel(saving)])
 
 Every rank fits its shard; each step's gradients are averaged over the ranks before the optimizer
 applies them (one fused allreduce per step, inside the compiled step too:

@@ -33,6 +33,7 @@ import traceback
 import numpy as np
 
 from .engine import backend, nest
+from .engine.context import replayed
 from .engine.dtypes import is_floating
 from .engine.tape import UnconnectedGradients
 from .engine.tensor import Tensor, Variable, convert_to_tensor, wrap
@@ -210,6 +211,15 @@ class DistributedGradientTape:
         flat_s = nest.flatten(sources)  # (an IndexedSlices is averaged dense)
         flat_g = [g if g is None else convert_to_tensor(g) for g in nest.flatten(grads)]
         return nest.pack_sequence_as(sources, _average(flat_s, flat_g))
+
+
+@replayed  # traced by fw.function, it averages each call's gradients anew, never frozen
+def average_gradients(grads, variables):
+    """``grads`` (one tensor per variable of ``variables``) averaged over the ranks, as
+    ``DistributedGradientTape.gradient`` averages them; a list of tensors. For an optimizer's
+    ``apply_gradients`` inside a compiled step (``fw.keras.callbacks.DataParallel``)."""
+    grads = [convert_to_tensor(g) for g in grads]
+    return grads if _world() is None else _average(list(variables), grads)
 
 
 def _average(sources, grads):

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import training.loop
+import training.step
 import training.records
 import training.runfolder
 import training.runlock
@@ -133,7 +134,7 @@ def test_a_diverging_regression_stops_with_one_line(capsys, tmp_path):
 def poison_from(monkeypatch, first, last=None, where="weights"):
     """Make the steps from ``first`` to ``last`` (counted from 1 in this process) see NaN: in
     the weights (every later step too) or in the batch (those steps only)."""
-    real, count = training.loop.train_step, [0]
+    real, count = training.step.train_step, [0]
 
     def step(training_, x, y, rows, check_finite=False):
         count[0] += 1
@@ -145,7 +146,7 @@ def poison_from(monkeypatch, first, last=None, where="weights"):
                 x = np.full_like(x, np.nan)
         return real(training_, x, y, rows, check_finite)
 
-    monkeypatch.setattr(training.loop, "train_step", step)
+    monkeypatch.setattr(training.step, "train_step", step)
     # A step whose Python counts calls must run as Python: fw.function would run it once.
     monkeypatch.setattr(training.loop.fw, "function", lambda f: f)
 

@@ -1,7 +1,8 @@
 """From a resolved config and its dataset to the objects a training loop uses.
 
 Everything here is built with the public API a user would call by hand, found by name in the
-library's registries: each layer type of ``layers.LAYERS`` in a ``layers.Sequential``, an
+library's registries: each layer type of ``layers.LAYERS`` in a ``layers.Sequential`` (the
+runner's, ``training.step.Sequential``, whose ``fit`` step serves several optimizers), an
 optimizer of ``optimizers.OPTIMIZERS`` with a schedule of ``optimizers.schedules.SCHEDULES``,
 and a per-example loss of ``fw.losses.LOSSES``. The only thing the runner adds is bookkeeping:
 which optimizer owns which layers' variables.
@@ -27,6 +28,7 @@ from .data import DataError, Dataset
 from .config.fields import Source
 from .config.optimizers import make_optimizer
 from .config.schema import make_layer
+from . import step
 
 
 @dataclass
@@ -48,7 +50,7 @@ class OptimizerGroup:
 @dataclass
 class Training:
     """What one training run needs, built and ready: call ``model`` on a batch to use it."""
-    model: layers.Sequential
+    model: step.Sequential
     groups: list[OptimizerGroup]
     loss_fn: Callable[[Any, Any], fw.Tensor]
     metrics: dict[str, fw.metrics.Metric]
@@ -71,7 +73,7 @@ def build_training(config: dict[str, Any], data: Dataset, source: Source) -> Tra
             raise source.error("backend", str(error)) from None
     layers_by_name = {spec["name"]: make_layer(spec, f"model.layers[{position}]", source)
                       for position, spec in enumerate(config["model"]["layers"])}
-    model = layers.Sequential(list(layers_by_name.values()))
+    model = step.Sequential(list(layers_by_name.values()))
     try:
         outputs = model(data.x_train[:1], training=False)
     except (TypeError, ValueError) as error:  # layers that do not fit the data or each other

@@ -21,10 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 import framework as fw
 from framework.engine.context import replayed
+from layers.callbacks.finite import finite as _finite, finite_weights
 
 from .runfolder import RunError
 
@@ -52,21 +51,6 @@ def check_step(loss: fw.Tensor | None, variables: Sequence[Sequence[fw.Variable]
         for variable, gradient in zip(group_variables, group_gradients, strict=True):
             if gradient is not None and not _finite(gradient):
                 raise NonFiniteStep(f"the gradient of {variable.path} is not finite")
-
-
-def _finite(tensor: fw.Tensor) -> bool:
-    """One reduction per tensor, which NaN or infinity in any entry makes non-finite: on the
-    host a dot product with itself (one BLAS call, the cheapest pass over the entries), on the
-    GPU a sum, which stays there. Only a result that is not finite, which huge finite entries
-    could also give, is confirmed entry by entry."""
-    if tensor.device == "cpu":
-        flat = np.asarray(tensor).ravel()  # the tensor's own array: no copy
-        return math.isfinite(float(np.dot(flat, flat))) or bool(np.isfinite(flat).all())
-    return math.isfinite(float(fw.reduce_sum(tensor))) or bool(np.isfinite(tensor.numpy()).all())
-
-
-def finite_weights(variables: Sequence[fw.Variable]) -> bool:
-    return all(_finite(variable) for variable in variables)
 
 
 def stop_message(run_dir: str, epoch: int, step: int, problem: str, last_good: int | None) -> str:

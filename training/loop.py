@@ -1,16 +1,20 @@
-"""The epoch loop behind ``tape-train``: train, evaluate, record, checkpoint, plot.
+"""A ``tape-train`` run: its folder, then ``compile`` and ``fit``, then its curves.
 
-The training step is the one a user writes by hand (see ``train_step``): one tape records the
-forward pass, every optimizer's gradients are taken from it, and only then are updates applied,
-because the tape refuses to differentiate through a variable that changed after it was read.
+There is one training loop, ``Model.fit``: the run builds the config's model
+(``training.step.Sequential``, whose step updates every optimizer group from one tape), compiles
+it and fits it with the callbacks that keep the run folder (``training.callbacks``: records,
+checkpoints, progress) and those the config names (``[[callbacks]]``,
+``training.config.callbacks``). What stays here is the folder's orchestration: the lock, the
+checks made before anything is written, the resume, the records cut back to the checkpoint,
+and the order of each epoch's writes.
 
 One seed drives everything: ``fw.random.set_seed(seed)`` before the model is built seeds the
 initializers and dropout, a NumPy generator of its own shuffles the batches, and the data split
 takes the seed too. Both generators' states go into every checkpoint, so ``--resume`` continues
 the very streams an uninterrupted run would have drawn from and ends with the same weights.
 
-Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs this loop on its shard of each
-batch and the ranks average their gradients; only the root writes files and prints
+Under MPI (``mpiexec -n 4 tape-train CONFIG``) every rank runs ``fit`` on its shard of each
+batch and the ranks average their gradients inside the step; only the root writes files and prints
 (``training.parallel`` says who does what). Metrics are summed over each rank's rows and
 combined, weighted by rows, so they are those of the whole training and test sets.
 
@@ -27,10 +31,8 @@ says (``training.divergence``).
 from __future__ import annotations
 
 import math
-import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -38,25 +40,26 @@ from tqdm.auto import tqdm
 import framework as fw
 
 from .build import Training, build_training, training_labels
+from .callbacks import RunBatches, RunCheckpoint, RunProgress, RunRecords
 from .checkpoint import (CheckpointMismatchError, CheckpointReadError, read_extra,
                          restore_checkpoint, save_checkpoint)
+from .config.callbacks import make_callbacks
 from .config.reading import Source
-from .data import Dataset, iterate_batches, load_dataset, num_batches
-from .divergence import Diverged, NonFiniteStep, check_step, finite_weights, stop_message
-from .parallel import (check_batch_size, metric_results, on_root, random_states,
-                       restore_random_state, start_rank_stream, synchronize)
+from .data import load_dataset
+from .divergence import Diverged, NonFiniteStep, finite_weights, stop_message
+from .parallel import (check_batch_size, on_root, restore_random_state, start_rank_stream,
+                       synchronize)
 from .plot import MISSING, plot_curves
 from .records import MetricsFile, RecordsError
 from .runfolder import (CHECKPOINT, ConfigChanged, RunError, changed_keys, check_folder,
                         check_path, check_space, existing_files, prepare_folder, remove_leftovers,
                         write_config, writing)
 from .runlock import FolderLock
+from .step import evaluate
 
-__all__ = ["ConfigChanged", "Diverged", "Interrupted", "OutputClosed", "RunError", "evaluate",
-           "train", "train_step"]
+__all__ = ["ConfigChanged", "Diverged", "Interrupted", "OutputClosed", "RunError", "train"]
 
 SHUFFLE_STREAM = 1  # the shuffling generator's seed is [seed, 1], apart from fw.random's
-EVALUATION_BATCH = 1000
 SEED_LIMIT = 2 ** 32  # scikit-learn's random_state (the data split) takes no larger seed
 
 
@@ -82,71 +85,6 @@ def log(message: str) -> None:
     """Print a line above the progress bar instead of through it (the root's, under MPI)."""
     if fw.distributed.is_root():
         tqdm.write(message)
-
-
-def train_step(training: Training, x: np.ndarray, y: np.ndarray, batch_rows: int,
-               check_finite: bool = False) -> tuple[fw.Tensor, fw.Tensor]:
-    """One step, written exactly as in a hand-made loop; returns (loss, predictions).
-
-    ``x, y`` are this rank's rows (``fw.distributed.shard``) of a batch of ``batch_rows`` rows:
-    all of them in one process, where the loss is their mean. Under MPI the wrapped tape
-    averages the ranks' gradients, so each rank's loss is its rows' summed loss over
-    ``batch_rows / size``: their average is then exactly the whole batch's mean, also when the
-    shards differ in size or one is empty (a last batch with fewer rows than ranks), where a
-    plain mean per rank would weigh the rows of a short shard more.
-
-    ``check_finite``: raise ``divergence.NonFiniteStep`` before any update when the loss or a
-    gradient is not finite (see ``training.divergence``).
-    """
-    ranks = fw.distributed.size()
-    with fw.GradientTape(persistent=len(training.groups) > 1) as tape:
-        predictions = training.model(x, training=True)
-        per_example = training.loss_fn(y, predictions)
-        if ranks == 1:
-            loss = fw.reduce_mean(per_example)
-        else:
-            loss = fw.reduce_sum(per_example) * (ranks / batch_rows)
-    tape = fw.distributed.DistributedGradientTape(tape)
-    variables = [group.variables for group in training.groups]
-    gradients = [tape.gradient(loss, group_variables) for group_variables in variables]
-    if check_finite:
-        check_step(loss if ranks == 1 else None, variables, gradients)
-    for group, group_gradients, group_variables in zip(training.groups, gradients, variables,
-                                                      strict=True):
-        group.optimizer.apply_gradients(zip(group_gradients, group_variables, strict=True))
-    return loss, predictions
-
-
-def evaluate(training: Training, x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Mean loss and metrics over the test split ``x`` in inference mode (dropout off), in
-    large batches; keys ``test_loss``, ``test_<metric>``. Under MPI each rank evaluates its
-    shard of the split and the means are combined by rows: the whole split is evaluated."""
-    x, y = fw.distributed.shard(x, y)
-    totals = {"loss": 0.0}
-    for start in range(0, len(x), EVALUATION_BATCH):
-        xb, yb = x[start:start + EVALUATION_BATCH], y[start:start + EVALUATION_BATCH]
-        predictions = training.model(xb, training=False)
-        loss = fw.reduce_mean(training.loss_fn(yb, predictions))
-        _accumulate(totals, training, float(loss) * len(xb), yb, predictions.numpy())
-    return {f"test_{name}": value
-            for name, value in _means(totals, len(x), training.metrics).items()}
-
-
-def _accumulate(totals: dict[str, float], training: Training, loss_sum: float, y: np.ndarray,
-                predictions: np.ndarray) -> None:
-    """Add a batch's summed loss, and the batch to the metrics (none for an empty shard)."""
-    totals["loss"] += loss_sum
-    if len(y):
-        for metric in training.metrics.values():
-            metric.update_state(y, predictions)
-
-
-def _means(totals: dict[str, float], rows: int,
-           metrics: dict[str, fw.metrics.Metric]) -> dict[str, float]:
-    """The mean loss over the rows of every rank (each rank's sum over its ``rows``, combined)
-    and the metrics' results over every rank's rows; the metrics start afresh."""
-    loss = fw.distributed.allreduce_mean(totals["loss"] / rows if rows else 0.0, weight=rows)
-    return {"loss": loss, **metric_results(metrics)}
 
 
 def train(config: dict[str, Any], source: Source, *, resume: bool = False,
@@ -228,54 +166,54 @@ def _train(run: _Run, config: dict[str, Any], source: Source, overwrite: bool,
     if not goes_on:
         log(f"{run_dir} is at epoch {epoch} already and epochs = {config['epochs']}: nothing to "
             f"train (its config.toml is unchanged)")
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # on_nonfinite's job
-        final = _epochs(run, config, training, data, epoch, step, shuffle_rng, progress,
-                        metrics_file, steps_file)
+    y_train, y_test = (training_labels(y, config, data.num_classes)
+                       for y in (data.y_train, data.y_test))
+    final = None
+    if goes_on:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # on_nonfinite's
+            final = _fit(run, config, training, data.x_train, y_train,
+                         lambda: evaluate(training, data.x_test, y_test), epoch, step,
+                         shuffle_rng, progress, metrics_file, steps_file,
+                         (extra or {}).get("callbacks", {}))
     if final is None:
-        final = evaluate(training, data.x_test,
-                         training_labels(data.y_test, config, data.num_classes))
+        final = evaluate(training, data.x_test, y_test)
     if config["output"]["plot"] and root:
         with writing(run_dir / "curves.png"):
             _plot(metrics_file, ["loss", *training.metrics], run_dir / "curves.png")
     return final
 
 
-def _epochs(run: _Run, config: dict[str, Any], training: Training, data: Dataset, epoch: int,
-            step: int, shuffle_rng: np.random.Generator, progress: bool,
-            metrics_file: MetricsFile, steps_file: MetricsFile | None
-            ) -> dict[str, float] | None:
-    """Train the epochs after ``epoch``, checkpoint and record each; the last test metrics."""
-    y_train, y_test = (training_labels(y, config, data.num_classes)
-                       for y in (data.y_train, data.y_test))
-    final = None
-    # Traced once, then replayed; MPI's gradient averaging runs eagerly.
-    step_fn = fw.function(train_step) if config["compile"] and fw.distributed.size() == 1 \
-        else train_step
-    for epoch in range(epoch + 1, config["epochs"] + 1):
-        started = time.perf_counter()
-        record, step = _train_epoch(training, data.x_train, y_train, config, epoch, step,
-                                    shuffle_rng, progress, steps_file, run, step_fn)
-        record.update(evaluate(training, data.x_test, y_test))
-        extra = {"epoch": epoch, "step": step, "config": config,
-                 "history": [*run.history, record],
-                 "shuffle_rng": shuffle_rng.bit_generator.state, "fw_rng": fw.random.get_state()}
-        states = random_states()
-        if states is not None:
-            extra["fw_rng_ranks"] = states
-        saved = on_root(lambda: _save_epoch(run, training, extra, metrics_file, steps_file),
-                        (RunError,))
-        run.history.append(record)
-        seconds = time.perf_counter() - started
-        steps = num_batches(len(data.x_train), config["batch_size"])
-        log(f"epoch {epoch}/{config['epochs']}  {_summary(record)}  "
-            f"({seconds:.2f} s, {steps / seconds:.0f} steps/s)")
-        if saved:
-            run.last_saved = epoch
-        else:
-            log(f"epoch {epoch}: the weights are not finite, so {CHECKPOINT} was not replaced"
-                + (f" (it keeps epoch {run.last_saved})" if run.last_saved else ""))
-        final = {key: value for key, value in record.items() if key.startswith("test_")}
-    return final
+def _fit(run: _Run, config: dict[str, Any], training: Training, x: np.ndarray, y: np.ndarray,
+         evaluate_test: Callable[[], dict[str, float]], epoch: int, step: int,
+         shuffle_rng: np.random.Generator, progress: bool, metrics_file: MetricsFile,
+         steps_file: MetricsFile | None, restored: dict[str, Any]) -> dict[str, float] | None:
+    """Compile the model and ``fit`` it from ``epoch`` on, with the callbacks that keep the run
+    folder (``training.callbacks``) around the config's own (``restored``: their state at a
+    resumed checkpoint); the last epoch's test metrics. The steps run through ``fw.function``
+    unless ``compile = false``, under MPI too (the gradient averaging is replayed)."""
+    model, policy = training.model, config["on_nonfinite"]
+    batches = RunBatches(x, y, config["batch_size"], shuffle_rng)
+    model.attach(training, batches, policy)
+    model.compile(optimizer=training.groups[0].optimizer, loss=training.loss_fn,
+                  metrics=list(training.metrics.values()) or None,
+                  run_eagerly=not config["compile"])
+    records = RunRecords(training, config, batches, step, steps_file, evaluate=evaluate_test,
+                         log=log, progress=progress)
+    bar = RunProgress(records, config["epochs"])
+    named = make_callbacks(config)
+    checkpoint = RunCheckpoint(records, run.history, named, restored, last_saved=run.last_saved,
+                               save=lambda extra: on_root(lambda: _save_epoch(
+                                   run, training, extra, metrics_file, steps_file), (RunError,)))
+    callbacks = [records, *([bar] if progress else []), *named.values(), checkpoint]
+    try:
+        model.fit(batches, epochs=config["epochs"], initial_epoch=epoch, verbose=0,
+                  callbacks=callbacks)
+    except NonFiniteStep as problem:  # on_nonfinite = "stop"
+        raise Diverged(stop_message(str(run.run_dir), records.epoch, records.step,
+                                    str(problem), run.last_saved)) from None
+    finally:
+        bar.close()
+    return checkpoint.final
 
 
 def _claim(run: _Run, overwrite: bool) -> None:
@@ -392,84 +330,6 @@ def _replace_old_run(run: _Run, config: dict[str, Any], metrics_file: MetricsFil
         if steps_file is not None:
             written.add(steps_file.path.name)
         remove_leftovers(run.run_dir, written)
-
-
-def _train_epoch(training: Training, x: np.ndarray, y: np.ndarray, config: dict[str, Any],
-                 epoch: int, step: int, rng: np.random.Generator, progress: bool,
-                 steps_file: MetricsFile | None, run: _Run,
-                 step_fn=train_step) -> tuple[dict[str, Any], int]:
-    """One pass over the shuffled training set; the epoch's record and the new step count.
-
-    Under MPI each step's loss is the ranks' combined one (a small collective) only where it is
-    shown or recorded: with a progress bar or ``output.step_metrics``. A step whose loss or
-    gradients are not finite stops the run or is skipped, as ``on_nonfinite`` says."""
-    ranks = fw.distributed.size()
-    report = ranks > 1 and (progress or config["output"]["step_metrics"])
-    policy = config.get("on_nonfinite", "stop")
-    totals = {"loss": 0.0}
-    rows = skipped = 0
-    batches = num_batches(len(x), config["batch_size"])
-    shown = progress and fw.distributed.is_root() and _is_terminal(sys.stderr)
-    with tqdm(total=batches, desc=f"epoch {epoch}/{config['epochs']}", unit="step", leave=False,
-              disable=not shown, dynamic_ncols=True) as bar:
-        for xb, yb in iterate_batches(x, y, config["batch_size"], rng):
-            rates = _learning_rates(training)
-            xs, ys = fw.distributed.shard(xb, yb)
-            step += 1
-            try:
-                loss, predictions = step_fn(training, xs, ys, len(xb),
-                                            check_finite=policy != "continue")
-            except NonFiniteStep as problem:
-                if policy == "stop":
-                    raise Diverged(stop_message(str(run.run_dir), epoch, step, str(problem),
-                                                run.last_saved)) from None
-                skipped += 1
-                loss = predictions = None
-            if loss is not None:
-                loss = float(loss)
-                _accumulate(totals, training, loss * len(xb) / ranks, ys, predictions.numpy())
-                rows += len(xs)
-                if report:  # the ranks' shares average to the whole batch's mean (train_step)
-                    loss = fw.distributed.allreduce_mean(loss)
-            if steps_file is not None:
-                steps_file.append({"epoch": epoch, "step": step,
-                                   "loss": float("nan") if loss is None else loss, **rates})
-            if not bar.disable and loss is not None:
-                bar.set_postfix(loss=f"{loss:.4f}",
-                                lr=",".join(f"{r:.3g}" for r in rates.values()), refresh=False)
-            bar.update()
-    record = {"epoch": epoch, "step": step}
-    if skipped == batches:  # every step skipped (the same steps on every rank): nothing to mean
-        record.update(dict.fromkeys(["loss", *training.metrics], float("nan")))
-    else:
-        record.update(_means(totals, rows, training.metrics))
-    record.update(rates)
-    if skipped:
-        log(f"epoch {epoch}: skipped {skipped} of {batches} steps whose loss or gradients were "
-            f"not finite (on_nonfinite = \"skip\")")
-    return record, step
-
-
-def _is_terminal(stream: Any) -> bool:
-    """Progress bars redraw a line with ``\\r``: on a log file, a pipe or CI they would leave
-    fragments, so they are drawn only on a terminal."""
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # a replaced or closed stream
-        return False
-
-
-def _summary(record: dict[str, Any]) -> str:
-    """An epoch's record as one line: losses and metrics to 4 places, learning rates to 3 digits."""
-    return "  ".join(f"{key} {value:.3g}" if key.startswith("lr") else f"{key} {value:.4f}"
-                     for key, value in record.items() if key not in ("epoch", "step"))
-
-
-def _learning_rates(training: Training) -> dict[str, float]:
-    """The rate each optimizer uses for the coming step: ``lr``, or ``lr/<group>`` per group."""
-    if len(training.groups) == 1:
-        return {"lr": training.groups[0].learning_rate()}
-    return {f"lr/{group.name}": group.learning_rate() for group in training.groups}
 
 
 def _resume(run_dir: Path, training: Training, config: dict[str, Any]) -> dict[str, Any]:

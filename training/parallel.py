@@ -2,11 +2,12 @@
 
 Every rank runs the whole runner on the same config and data. The shuffling generator is seeded
 alike everywhere, so all ranks cut the same global batches; each trains on its shard of every
-batch, ``fw.distributed.DistributedGradientTape`` averages the gradients, and the ranks take the
-same step. Files are the root's alone: it prepares the run folder, reads the checkpoint on
-``--resume`` (the others get what they need by broadcast, so no shared disk is needed) and writes
-the config, metrics, checkpoints and curves. In one process (no launcher, or no MPI installed)
-every function here reduces to what the runner always did.
+batch, ``fw.distributed.average_gradients`` averages the gradients inside the compiled step
+(``training.step``), and the ranks take the same step. Files are the root's alone: it prepares
+the run folder, reads the checkpoint on ``--resume`` (the others get what they need by
+broadcast, so no shared disk is needed) and writes the config, metrics, checkpoints and curves.
+In one process (no launcher, or no MPI installed) every function here reduces to what the
+runner always did.
 
 Dropout is the one random draw made per shard. Rank 0 keeps drawing from the run's seeded
 stream; rank r > 0 draws from a stream of its own, seeded ``[seed, RANK_STREAM, r]``, so no two

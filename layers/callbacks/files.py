@@ -6,7 +6,9 @@
 model's weights, the optimizer's step count, learning rate and slots, the epoch, and
 ``fw.random``'s global generator, which draws ``fit``'s shuffling and every unseeded random
 op (dropout): restored, the next epochs see the same data order and the same draws as if the
-run had never stopped.
+run had never stopped. Weights that are not finite (a diverged run, stopped by
+``TerminateOnNaN`` say) never replace the backup: the last good one stays, and is kept when
+``fit`` ends.
 """
 import collections
 import csv
@@ -17,6 +19,7 @@ import numpy as np
 import framework as fw
 
 from .base import Callback, SaveFrequency
+from .finite import finite_weights
 
 __all__ = ["BackupAndRestore", "CSVLogger", "TensorBoard"]
 
@@ -112,8 +115,9 @@ class BackupAndRestore(Callback):
     backs up every that many batches, and a resumed run redoes the interrupted epoch from
     that mid-epoch state, as Keras's does (bit for bit only with ``"epoch"``). The backup is
     deleted when ``fit`` ends normally (``delete_checkpoint``), and its folder if then
-    empty. ``double_checkpoint`` is accepted: Keras keeps a second copy in case a save is cut
-    short, which the atomic write already guarantees."""
+    empty; not after weights that were not finite, whose backup it kept back.
+    ``double_checkpoint`` is accepted: Keras keeps a second copy in case a save is cut short,
+    which the atomic write already guarantees."""
 
     _FILE = "backup.ckpt"
 
@@ -129,12 +133,14 @@ class BackupAndRestore(Callback):
         self.delete_checkpoint = delete_checkpoint
         self._path = os.path.join(self.backup_dir, self._FILE)
         self._epoch = 0
+        self._held_back = False  # a save was refused: the weights were not finite
 
     def _checkpoint(self, extra):
         return fw.train.Checkpoint(model=self.model, optimizer=self.model.optimizer,
                                    extra=extra)
 
     def on_train_begin(self, logs=None):
+        self._held_back = False
         if not os.path.exists(self._path):
             return
         self.model._require_built("BackupAndRestore (restoring its backup as fit begins)")
@@ -156,12 +162,17 @@ class BackupAndRestore(Callback):
             self._save(epoch)
 
     def _save(self, epoch):
+        if not finite_weights(self.model.weights):
+            self._held_back = True
+            print(f"BackupAndRestore: the weights are not finite at epoch {epoch + 1}; "
+                  f"{self._path} keeps the last good backup")
+            return
         os.makedirs(self.backup_dir, exist_ok=True)
         extra = {"epoch": epoch, "random_state": _state_to_json(fw.random.get_state())}
         self._checkpoint(extra).write(self._path)
 
     def on_train_end(self, logs=None):
-        if self.delete_checkpoint and os.path.exists(self._path):
+        if self.delete_checkpoint and not self._held_back and os.path.exists(self._path):
             os.remove(self._path)
             if not os.listdir(self.backup_dir):
                 os.rmdir(self.backup_dir)

@@ -4,7 +4,8 @@
 expected type, every layer an optimizer names must exist in the model, and every default is
 filled in. The first problem raises a ``ConfigError`` naming the file, the key and what was
 expected, because a typo found after ten minutes of training costs ten minutes. The optimizer
-tables have a module of their own, ``optimizer_schema``.
+tables have a module of their own, ``optimizers``, and so have the ``[[callbacks]]``,
+``callbacks``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from layers.initializers import INITIALIZERS
 from .fields import (REQUIRED, Field, Source, array_of_strings, as_table, boolean, check,
                      check_fields, construct, constructor_fields, is_integer, one_of,
                      positive_int, registered, reject_unknown)
+from .callbacks import callback_tables
 from .optimizers import canonical, optimizer_groups, optimizer_table
 
 METRICS = fw.metrics.METRICS
@@ -38,7 +40,7 @@ TOP_FIELDS = {
     "on_nonfinite": one_of(("stop", "skip", "continue"), "stop"),  # see training/divergence.py
     "compile": boolean(True),  # each step through fw.function (the same numbers as eager)
 }
-TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output")
+TABLES = ("data", "model", "loss", "optimizer", "optimizers", "output", "callbacks")
 OUTPUT_FIELDS = {
     "format": one_of(("jsonl", "csv"), "jsonl"),
     "step_metrics": boolean(False),
@@ -86,6 +88,9 @@ def resolve(raw: dict[str, Any], source: Source, default_name: str) -> dict[str,
     else:
         config["optimizers"] = optimizer_groups(raw["optimizers"], config["model"]["layers"],
                                                 source, trainable)
+    if "callbacks" in raw:
+        config["callbacks"] = callback_tables(
+            raw["callbacks"], source, config.get("optimizers") or [config["optimizer"]])
     return config
 
 

@@ -197,6 +197,19 @@ def test_tensorboard_writes_epoch_scalars(tmp_path):
         assert [e["step"] for e in scalars if e["tag"] == "epoch_loss"] == [0, 1]
 
 
+def test_tensorboard_batch_scalars_pass_over_a_skipped_step(tmp_path):
+    """A step the runner skipped (``on_nonfinite = "skip"``) logs no loss: nothing is written
+    for it, the steps around it are."""
+    from test_summary import read
+    board = cb.TensorBoard(tmp_path / "logs", update_freq=1)
+    for batch, logs in enumerate(({"loss": 0.5}, {"loss": None}, {"loss": 0.25})):
+        board.on_train_batch_end(batch, logs)
+    board.on_train_end()
+    (path,) = (tmp_path / "logs" / "train").iterdir()
+    scalars = [e for e in read(path) if "tag" in e]
+    assert [(e["step"], e["value"][0]) for e in scalars] == [(1, 0.5), (3, 0.25)]
+
+
 class Interrupt(cb.Callback):
     """Raises at the end of the given epoch, as a killed run stops."""
 

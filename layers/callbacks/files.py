@@ -91,7 +91,8 @@ class TensorBoard(Callback):
         if self.update_freq != "epoch" and self._step % self.update_freq == 0:
             with self._writer("train").as_default():
                 for name, value in (logs or {}).items():
-                    fw.summary.scalar(f"batch_{name}", float(value), step=self._step)
+                    if value is not None:  # (a step the runner skipped has no loss to plot)
+                        fw.summary.scalar(f"batch_{name}", float(value), step=self._step)
 
     def on_epoch_end(self, epoch, logs=None):
         for run, prefix in (("train", ""), ("validation", "val_")):

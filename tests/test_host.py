@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework.ops import nn as nn_ops
+from framework.ops import fused, nn as nn_ops
 
 rng = np.random.default_rng(7)
 DTYPES = [np.float32, np.float64]
@@ -45,6 +45,16 @@ CASES = {
     "softmax few classes, large values": (nn_ops._softmax, lambda t: (
         (normal((6, 10), t) * 400,), {"axis": -1})),
     "softmax many classes": (nn_ops._softmax, lambda t: ((normal((6, 40), t),), {"axis": -1})),
+    "softmax long rows": (nn_ops._softmax, lambda t: ((normal((2, 3, 80), t),), {"axis": -1})),
+    "softmax long rows, large values": (nn_ops._softmax, lambda t: (
+        (normal((3, 80), t) * 400,), {"axis": -1})),
+    "layer_normalization long rows": (fused._layer_norm, lambda t: (
+        (normal((2, 5, 80), t), normal(80, t), normal(80, t)), {"axes": (-1,), "epsilon": 1e-3})),
+    "layer_normalization short rows": (fused._layer_norm, lambda t: (
+        (normal((5, 8), t), normal(8, t), normal(8, t)), {"axes": (-1,), "epsilon": 1e-3})),
+    "layer_normalization two axes": (fused._layer_norm, lambda t: (
+        (normal((3, 4, 70), t), normal((4, 70), t), normal((4, 70), t)),
+        {"axes": (-2, -1), "epsilon": 1e-3})),
     "sparse_xent few classes": (nn_ops._sparse_xent, lambda t: (
         (labels(50, 10), normal((50, 10), t)), {})),
     "sparse_xent many classes": (nn_ops._sparse_xent, lambda t: (
@@ -68,7 +78,10 @@ def _fit(gradient, shape):
 
 
 def _loss_and_softmax(result):
-    """A forward's output, and for the cross-entropy its saved softmax, rows first."""
+    """A forward's output, and what it saves: for the cross-entropy its softmax, rows first,
+    for the layer normalization the normalized values and inverse deviations."""
+    if isinstance(result, tuple) and len(result[1]) == 2:
+        return [result[0], *result[1]]
     if isinstance(result, tuple):
         loss, (probabilities, _, classes_first) = result
         return [loss, probabilities.T if classes_first else probabilities]
@@ -78,7 +91,8 @@ def _loss_and_softmax(result):
 def test_every_host_form_is_checked():
     assert set(WITH_HOST_FORWARD) | set(WITH_HOST_VJP) == set(CASES)
     ops = {id(op) for op, _ in CASES.values()}
-    assert len(ops) == 7  # relu, bias_add_relu, dense, sum_batch, bias_add, softmax, sparse_xent
+    # relu, bias_add_relu, dense, sum_batch, bias_add, softmax, sparse_xent, layer_normalization
+    assert len(ops) == 8
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -21,6 +21,7 @@ import numpy as np
 from ..engine import backend
 from ..engine.primitive import define
 from ..engine.tensor import convert_to_tensor
+from ..tuning import host
 from .math import floats_only
 from .elementwise import rsqrt
 from .reduce import reduce_mean, reduce_sum
@@ -88,10 +89,13 @@ def masked_softmax(x, mask, axes, fill=True):
 
 
 # --- layer normalization --------------------------------------------------------------------------
-def _layer_norm_forward(x, gamma, beta, axes, epsilon):
+def _layer_norm_forward(x, gamma, beta, axes, epsilon, means=None):
+    """``means``: the mean over ``axes`` of an array like ``x`` (None: NumPy's reduction; the
+    host form passes BLAS's row products, ``host.last_axis_means``)."""
     xp = backend.array_module(x)
-    normed = x - x.mean(axis=axes, keepdims=True)
-    inv = (normed * normed).mean(axis=axes, keepdims=True)
+    means = means or _means_over(axes)
+    normed = x - means(x)
+    inv = means(normed * normed)
     inv += epsilon
     xp.sqrt(inv, out=inv)
     xp.divide(1, inv, out=inv)
@@ -119,24 +123,40 @@ def _layer_norm_vjp_gamma(g, out, x, gamma, beta, axes, epsilon, saved=None):
     return g * _normalized_parts(x, axes, epsilon)[0]  # (the tape sums it to gamma's shape)
 
 
-def _layer_norm_array_vjp(g, out, needs, x, gamma, beta, axes, epsilon, saved):
+def _layer_norm_array_vjp(g, out, needs, x, gamma, beta, axes, epsilon, saved, means=None):
     normed, inv = saved
     dx = dgamma = None
     if needs[0]:
+        means = means or _means_over(axes)
         dn = g * gamma
-        dx = dn - dn.mean(axis=axes, keepdims=True)
+        dx = dn - means(dn)
         dn *= normed
-        dx -= normed * dn.mean(axis=axes, keepdims=True)
+        dx -= normed * means(dn)
         dx *= inv
     if needs[1]:
         dgamma = g * normed
     return dx, dgamma, g if needs[2] else None
 
 
+def _means_over(axes):
+    return lambda a: a.mean(axis=axes, keepdims=True)
+
+
+def _layer_norm_host(x, gamma, beta, axes, epsilon):
+    return _layer_norm_forward(x, gamma, beta, axes, epsilon, host.last_axis_means(axes, x))
+
+
+def _layer_norm_host_array_vjp(g, out, needs, x, gamma, beta, axes, epsilon, saved):
+    return _layer_norm_array_vjp(g, out, needs, x, gamma, beta, axes, epsilon, saved,
+                                 host.last_axis_means(axes, g))
+
+
 _layer_norm = define("layer_normalization", floats_only(_layer_norm_forward),
                      _layer_norm_vjp_x, _layer_norm_vjp_gamma,
                      lambda g, out, x, gamma, beta, axes, epsilon, saved=None: g,
-                     array_vjp=_layer_norm_array_vjp, saves=True, same_dtype=True)
+                     array_vjp=_layer_norm_array_vjp, saves=True, same_dtype=True,
+                     host_forward=floats_only(_layer_norm_host),
+                     host_array_vjp=_layer_norm_host_array_vjp)
 
 
 def layer_normalization(x, gamma, beta, axes, epsilon):

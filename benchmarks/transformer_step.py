@@ -25,8 +25,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (check_first_losses, cpu_burst, cpu_rounds, limit_threads,  # noqa: E402,E501
-                               ratio_table, remote_step)
+from benchmarks.common import (adam_by_hand, check_first_losses, cpu_burst, cpu_rounds,  # noqa: E402
+                               limit_threads, ratio_table, remote_step)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 from benchmarks.function_step import interleaved  # noqa: E402
@@ -144,18 +144,7 @@ def numpy_step():
         grads = [x2.T.dot(dq), dq.sum(0), x2.T.dot(dk), dk.sum(0), x2.T.dot(dv), dv.sum(0),
                  dwo, dbo, dg1, dbe1, dg2, dbe2, dw1, db1, dw2, db2]
         t[0] += 1
-        rate = LR * np.sqrt(1 - 0.999 ** t[0]) / (1 - 0.9 ** t[0])
-        for p_, g, m_, v_ in zip(params, grads, m, v):
-            m_ *= 0.9
-            m_ += 0.1 * g
-            v_ *= 0.999
-            g *= g
-            v_ += 0.001 * g
-            update = np.sqrt(v_)
-            update += 1e-7
-            np.divide(m_, update, out=update)
-            update *= rate
-            p_ -= update
+        adam_by_hand(params, grads, m, v, t[0], LR)
         return loss
     return step
 

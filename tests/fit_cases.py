@@ -47,3 +47,25 @@ def assert_history(history, recorded, atol=2e-5):
     for key, values in recorded["history"].items():
         close(history.history[key], values, atol=atol)
     assert history.epoch == recorded["epoch"]
+
+
+class Interrupt(layers.callbacks.Callback):
+    """Raises at the end of the given epoch, as a killed run stops."""
+
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt
+
+
+def dropout_model():
+    """Shuffled batches, dropout and Adam's slots: every stream a resume must continue."""
+    fw.random.set_seed(11)
+    model = layers.Sequential([layers.Input((4,)), layers.Dense(8, activation="tanh"),
+                               layers.Dropout(0.3), layers.Dense(3)])
+    model.compile(optimizer=optimizers.Adam(0.02),
+                  loss=fw.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model

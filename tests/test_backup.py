@@ -8,34 +8,11 @@ import pytest
 
 import framework as fw
 import layers
-import optimizers
-from fit_cases import DATA
+from fit_cases import DATA, Interrupt, dropout_model
 from layers import callbacks as cb
 
 x, labels = DATA["x"], DATA["labels"]
 EPOCHS = 4
-
-
-class Interrupt(cb.Callback):
-    """Raises at the end of the given epoch, as a killed run stops."""
-
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_end(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise KeyboardInterrupt
-
-
-def dropout_model():
-    """Shuffled batches, dropout and Adam's slots: every stream a resume must continue."""
-    fw.random.set_seed(11)
-    model = layers.Sequential([layers.Input((4,)), layers.Dense(8, activation="tanh"),
-                               layers.Dropout(0.3), layers.Dense(3)])
-    model.compile(optimizer=optimizers.Adam(0.02),
-                  loss=fw.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return model
 
 
 def fit(model, callbacks, epochs=EPOCHS):

@@ -9,8 +9,8 @@ import pytest
 
 import framework as fw
 import layers
-import optimizers
-from fit_cases import DATA, REFERENCE, assert_history, close, compiled, mlp
+from fit_cases import (DATA, REFERENCE, Interrupt, assert_history, close, compiled, dropout_model,
+                       mlp)
 from layers import callbacks as cb
 
 x, labels = DATA["x"], DATA["labels"]
@@ -210,38 +210,17 @@ def test_tensorboard_batch_scalars_pass_over_a_skipped_step(tmp_path):
     assert [(e["step"], e["value"][0]) for e in scalars] == [(1, 0.5), (3, 0.25)]
 
 
-class Interrupt(cb.Callback):
-    """Raises at the end of the given epoch, as a killed run stops."""
-
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_end(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise KeyboardInterrupt
-
-
-def _dropout_model():
-    fw.random.set_seed(11)
-    model = layers.Sequential([layers.Input((4,)), layers.Dense(8, activation="tanh"),
-                               layers.Dropout(0.3), layers.Dense(3)])
-    model.compile(optimizer=optimizers.Adam(0.02),
-                  loss=fw.losses.SparseCategoricalCrossentropy(from_logits=True))
-    return model
-
-
 def test_backup_and_restore_resumes_bit_for_bit(tmp_path):
     """Shuffled data, dropout and Adam's slots: an interrupted run, resumed in a fresh model,
     ends with the very weights of an uninterrupted one."""
-    whole = _dropout_model()
+    whole = dropout_model()
     whole.fit(x, labels, batch_size=8, epochs=4, verbose=0)
     backup = cb.BackupAndRestore(tmp_path / "backup")
-    model = _dropout_model()
+    model = dropout_model()
     with pytest.raises(KeyboardInterrupt):
         model.fit(x, labels, batch_size=8, epochs=4, verbose=0, callbacks=[backup, Interrupt(1)])
     fw.random.set_seed(999)  # the resumed process's own state must not matter
-    resumed = _dropout_model()
+    resumed = dropout_model()
     fw.random.set_seed(999)
     history = resumed.fit(x, labels, batch_size=8, epochs=4, verbose=0, callbacks=[backup])
     assert history.epoch == [2, 3]

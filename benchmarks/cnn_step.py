@@ -18,14 +18,13 @@ each step takes in the process that runs it, which moves far less on a crowded m
         --tf-python /tmp/tfenv/bin/python
     python benchmarks/cnn_step.py --rounds 31 --impl function --impl numpy
 """
-import argparse
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from benchmarks.common import (adam_by_hand, check_first_losses, cpu_burst, cpu_rounds,  # noqa: E402
-                               limit_threads, ratio_table, remote_step)
+                               limit_threads, paired_parser, ratio_table, remote_step)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 from benchmarks.function_step import interleaved  # noqa: E402
@@ -261,15 +260,7 @@ def make(impl, pythons):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=IMPLS, action="append")
-    parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
-    parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall-clock time per step, or the CPU time of the process that "
-                             "runs it (steadier on a shared machine; use one BLAS thread)")
-    parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
-    parser.add_argument("--torch-python", help="the interpreter that has PyTorch")
+    parser = paired_parser(__doc__.splitlines()[0], IMPLS)
     parser.add_argument("--tf-python", help="the interpreter that has TensorFlow")
     args = parser.parse_args()
     pythons = {"torch": args.torch_python, "tf": args.tf_python}

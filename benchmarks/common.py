@@ -22,6 +22,22 @@ def adam_by_hand(params, grads, m, v, step, rate):
         p -= update
 
 
+def paired_parser(description, impls):
+    """The command line of the paired-round benchmarks (``cnn_step``, ``transformer_step``)."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--impl", choices=impls, action="append")
+    parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
+    parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall-clock time per step, or the CPU time of the process that "
+                             "runs it (steadier on a shared machine; use one BLAS thread)")
+    parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
+    parser.add_argument("--torch-python", help="the interpreter that has PyTorch (default: "
+                                               "this one)")
+    return parser
+
+
 def limit_threads(n=2):
     """Pin BLAS thread pools before NumPy loads, so runs compare like for like."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -19,14 +19,13 @@ step takes in the process that runs it, which moves far less than wall-clock tim
         --torch-python /tmp/torchenv/bin/python
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py --clock cpu
 """
-import argparse
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from benchmarks.common import (adam_by_hand, check_first_losses, cpu_burst, cpu_rounds,  # noqa: E402
-                               limit_threads, ratio_table, remote_step)
+                               limit_threads, paired_parser, ratio_table, remote_step)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 from benchmarks.function_step import interleaved  # noqa: E402
@@ -257,16 +256,7 @@ def make(impl, torch_python=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=IMPLS, action="append")
-    parser.add_argument("--rounds", type=int, default=15, help="paired rounds")
-    parser.add_argument("--seconds", type=float, default=0.3, help="seconds per burst")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall-clock time per step, or the CPU time of the process that "
-                             "runs it (steadier on a shared machine; use one BLAS thread)")
-    parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
-    parser.add_argument("--torch-python", help="the interpreter that has PyTorch (default: "
-                                                   "this one)")
+    parser = paired_parser(__doc__.splitlines()[0], IMPLS)
     args = parser.parse_args()
     names = args.impl or list(IMPLS)
     fns, missing = {}, {}

@@ -38,6 +38,25 @@ def paired_parser(description, impls):
     return parser
 
 
+def run_paired(args, make, title, gflop, bases):
+    """The paired-round benchmarks' run: each implementation ``make(impl)`` (one that cannot
+    be made is listed with why), the step-1 losses checked equal, the rounds on ``args.clock``,
+    and the table of ratios to ``bases``."""
+    from benchmarks.function_step import interleaved
+    fns, missing = {}, {}
+    for impl in args.impl:
+        try:
+            fns[impl] = make(impl)
+        except ImportError as e:
+            missing[impl] = str(e)
+    check_first_losses(fns, 1e-4)
+    times = (interleaved(fns, args.rounds, args.seconds) if args.clock == "wall"
+             else cpu_rounds(fns, args.rounds, args.steps))
+    print(f"\n{title}, {args.rounds} paired rounds, {args.clock} time, "
+          f"{os.environ['OMP_NUM_THREADS']} thread(s) ({gflop:.2f} GFLOP of products per step)\n")
+    ratio_table(times, missing, gflop, bases)
+
+
 def limit_threads(n=2):
     """Pin BLAS thread pools before NumPy loads, so runs compare like for like."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

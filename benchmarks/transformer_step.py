@@ -24,11 +24,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (adam_by_hand, check_first_losses, cpu_burst, cpu_rounds,  # noqa: E402
-                               limit_threads, paired_parser, ratio_table, remote_step)
+from benchmarks.common import (adam_by_hand, cpu_burst, limit_threads,  # noqa: E402
+                               paired_parser, remote_step, run_paired)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
-from benchmarks.function_step import interleaved  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -256,22 +255,10 @@ def make(impl, torch_python=None):
 
 
 def main():
-    parser = paired_parser(__doc__.splitlines()[0], IMPLS)
-    args = parser.parse_args()
-    names = args.impl or list(IMPLS)
-    fns, missing = {}, {}
-    for impl in names:
-        try:
-            fns[impl] = make(impl, args.torch_python)
-        except ImportError as e:
-            missing[impl] = str(e)
-    check_first_losses(fns, 1e-4)
-    times = (interleaved(fns, args.rounds, args.seconds) if args.clock == "wall"
-             else cpu_rounds(fns, args.rounds, args.steps))
-    gflop = flops() / 1e9
-    print(f"\nW6 Transformer block step, {args.rounds} paired rounds, {args.clock} time, "
-          f"{os.environ['OMP_NUM_THREADS']} thread(s) ({gflop:.2f} GFLOP of products per step)\n")
-    ratio_table(times, missing, gflop, ("torch", "numpy"))
+    args = paired_parser(__doc__.splitlines()[0], IMPLS).parse_args()
+    args.impl = args.impl or list(IMPLS)
+    run_paired(args, lambda impl: make(impl, args.torch_python), "W6 Transformer block step",
+               flops() / 1e9, ("torch", "numpy"))
 
 
 if __name__ == "__main__":

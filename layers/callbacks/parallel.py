@@ -13,7 +13,9 @@ weights, optimizer state and starting epoch (a ``BackupAndRestore`` resume) are 
 rank (so the model must be built, or declare its input: ``layers.Input``); each epoch's logs
 are averaged over the ranks (the whole data's means, for equal shards).
 The callbacks given to ``DataParallel`` run on rank 0 alone, so files are written once. In one
-process nothing changes.
+process nothing changes. When ``fit`` ends, the optimizer is as it was before (its own
+``apply_gradients``, no averaging), so a later ``fit`` without ``DataParallel``, or on one
+rank's data alone, trains that rank's model alone.
 """
 import framework as fw
 
@@ -29,6 +31,7 @@ class DataParallel(Callback):
         super().__init__()
         self._root = CallbackList(callbacks)
         self._callbacks = callbacks
+        self._averaged = None  # the optimizer whose apply_gradients averages, during fit
 
     def set_model(self, model):
         super().set_model(model)
@@ -37,6 +40,7 @@ class DataParallel(Callback):
         if fw.distributed.size() > 1 and optimizer is not None \
                 and "apply_gradients" not in vars(optimizer):
             optimizer.apply_gradients = _averaging(optimizer)
+            self._averaged = optimizer
             model.train_function = None  # a step traced before would not average
 
     def set_params(self, params):
@@ -65,6 +69,10 @@ class DataParallel(Callback):
 
     def on_train_end(self, logs=None):
         self._on_root("on_train_end", logs)
+        if self._averaged is not None:  # the optimizer's own apply_gradients again
+            del self._averaged.apply_gradients
+            self._averaged = None
+            self.model.train_function = None  # (its trace averaged)
 
     def on_epoch_begin(self, epoch, logs=None):
         self._on_root("on_epoch_begin", epoch, logs)

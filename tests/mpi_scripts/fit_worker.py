@@ -52,6 +52,8 @@ def main(out, eager):
     logger = cb.CSVLogger(f"{out}/log{rank}.csv")
     history = mine.fit(x, y, batch_size=BATCH, epochs=EPOCHS, shuffle=False, verbose=0,
                        callbacks=[cb.DataParallel(logger)])
+    # fit over, the optimizer averages no more: its own apply_gradients, a fresh train step
+    assert "apply_gradients" not in vars(mine.optimizer) and mine.train_function is None
     np.savez(f"{out}/rank{rank}.npz", *mine.get_weights(),
              loss=np.array(history.history["loss"]))
 

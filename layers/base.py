@@ -355,12 +355,14 @@ class Layer(Module):
                 _holding_losses.discard(layer)
 
     def _regularize_activity(self, outputs):
-        """Keras's activity penalty: the regularizer of each output over its batch size."""
+        """Keras's activity penalty: the regularizer of each output over its batch size (a
+        value of each call, ``fw.shape``, as Keras's ``cast(shape(output)[0])``: under
+        ``fw.function`` one plan serves every batch size)."""
         for output in nest.flatten(outputs):
             if isinstance(output, Tensor):
                 loss = self.activity_regularizer(output)
                 if output.ndim and output.shape[0]:
-                    loss = loss / float(output.shape[0])
+                    loss = loss / fw.cast(fw.shape(output)[0], loss.dtype)
                 self.add_loss(loss)
 
     @property

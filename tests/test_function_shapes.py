@@ -24,7 +24,7 @@ def _training_step(model, x_spec):
     def step(x, y):
         with fw.GradientTape() as tape:
             logits = model(x)
-            loss = loss_fn(y, logits)
+            loss = loss_fn(y, logits) + fw.add_n([0.0] + model.losses)
         grads = tape.gradient(loss, model.trainable_variables)
         return [loss, logits] + [fw.convert_to_tensor(g) for g in grads]
     return fw.function(step, input_signature=[x_spec, fw.TensorSpec([None], fw.int32)]), step
@@ -34,7 +34,8 @@ def _batches(rng, shapes, make):
     return [(make(shape), rng.integers(0, 3, shape[0]).astype(np.int32)) for shape in shapes]
 
 
-@pytest.mark.parametrize("name", ["dense", "cnn", "lstm", "gru-sequences", "causal-attention"])
+@pytest.mark.parametrize("name", ["dense", "cnn", "lstm", "gru-sequences", "causal-attention",
+                                  "activity-penalty"])
 def test_one_plan_serves_every_batch_size(name):
     fw.random.set_seed(1)
     rng = np.random.default_rng(0)
@@ -42,6 +43,11 @@ def test_one_plan_serves_every_batch_size(name):
     ids = lambda shape: rng.integers(1, 20, shape).astype(np.int32)  # noqa: E731
     if name == "dense":
         model = keras.Sequential([keras.layers.Dense(4, activation="relu"), keras.layers.Dense(3)])
+        spec, make, rest = [None, 6], floats, (6,)
+    elif name == "activity-penalty":  # (its loss is divided by each call's batch size)
+        model = keras.Sequential([keras.layers.Dense(4, activation="relu",
+                                                     activity_regularizer="l2"),
+                                  keras.layers.Dense(3)])
         spec, make, rest = [None, 6], floats, (6,)
     elif name == "cnn":
         model = keras.Sequential([keras.layers.Conv2D(2, 3, activation="relu"),

@@ -13,10 +13,11 @@ from ..engine.context import replayed
 from .elementwise import add_n, divide_no_nan, log1p, rsqrt, softsign
 from .math import abs, cast, exp, floats_only, log, maximum, sigmoid, square
 from .reduce import reduce_sum
-from .shape import concat, squeeze, where
+from .array import shape
+from .shape import concat, gather, squeeze, where
 from .segment import in_top_k, zero_fraction
 from .sort import approx_max_k, approx_min_k, top_k
-from .stats import l2_normalize, moments
+from .stats import l2_normalize, moments, reduce_prod
 
 __all__ = ["approx_max_k", "approx_min_k", "batch_normalization", "compute_average_loss", "crelu", "dropout", "elu", "in_top_k",
            "l2_loss", "l2_normalize", "leaky_relu", "log_poisson_loss", "moments",
@@ -191,10 +192,11 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
 
 
 def sufficient_statistics(x, axes, shift=None, keepdims=False, name=None):
-    """``(count, sum(x - shift), sum((x - shift) ** 2), shift)`` over ``axes``."""
+    """``(count, sum(x - shift), sum((x - shift) ** 2), shift)`` over ``axes``; the count
+    from ``shape(x)``, a value of each call under ``fw.function``."""
     x = convert_to_tensor(x)
     axes = [axes] if np.ndim(axes) == 0 else list(axes)
-    count = convert_to_tensor(float(np.prod([x.shape[a] for a in axes])), x.dtype)
+    count = reduce_prod(gather(shape(x, out_type=x.dtype), axes))
     m = x - shift if shift is not None else x
     return (count, reduce_sum(m, axis=axes, keepdims=keepdims),
             reduce_sum(square(m), axis=axes, keepdims=keepdims), shift)

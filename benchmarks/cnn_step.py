@@ -1,30 +1,38 @@
 """The W5 small-CNN training step: ours eagerly and under fw.function (a ``Sequential`` of
-Keras layers), NumPy by hand, and PyTorch eager and TensorFlow's ``tf.function`` built from
-their own ops when an interpreter that has them is given, in paired rounds.
+Keras layers), NumPy by hand, and PyTorch eager, TensorFlow's ``tf.function`` and JAX's
+``jax.jit`` built from their own ops when an interpreter that has them is given, in paired
+rounds.
 
 The step (float32, 2 BLAS threads): a batch of 64 images 28x28x1; ``Conv2D(32, 3, relu)``,
 ``MaxPooling2D(2)``, ``Conv2D(64, 3, relu)``, ``MaxPooling2D(2)``, ``Flatten``,
 ``Dense(128, relu)``, ``Dense(10)``; sparse softmax cross-entropy on the logits (the batch's
 mean); Adam (1e-3, epsilon 1e-7) on all 8 weights. Every implementation starts from the same
-weights, and the script checks that their step-1 losses agree before it times anything.
-PyTorch and TensorFlow run in worker processes of their own (``--torch-python``,
-``--tf-python``: the interpreters that have them; default this one); the others in this
-process. As in ``transformer_step.py``, every round times a short burst of each
-implementation in a rotating order; "vs" columns are medians of each round's own ratio, the
-lowest and highest round's beside them. ``--clock cpu`` with one BLAS thread times the CPU
-each step takes in the process that runs it, which moves far less on a crowded machine.
+weights, and the script checks that their step-1 losses agree (within 1e-4 relatively)
+before it times anything. PyTorch, TensorFlow and JAX run in worker processes of their own
+(``--torch-python``, ``--tf-python``, ``--jax-python``: the interpreters that have them;
+default this one; one that lacks its package is listed as unavailable); the others in this
+process. JAX runs on the CPU with one Eigen thread (as in ``function_step.py``) whatever the
+BLAS threads. As in ``transformer_step.py``, every round times a short burst of each
+implementation in a rotating order. The table gives per implementation the median
+milliseconds per step (the fastest and slowest round's beside it), the GFLOP/s of the
+products at the median, and "vs" columns: the median of each round's own ratio to PyTorch,
+TensorFlow, JAX and NumPy (the lowest and highest round's beside it; above 1 is slower).
+``--clock cpu`` with one BLAS thread times the CPU each step takes in the process that runs
+it, which moves far less on a crowded machine.
 
     python benchmarks/cnn_step.py --torch-python /tmp/torchenv/bin/python \\
-        --tf-python /tmp/tfenv/bin/python
+        --tf-python /tmp/tfenv/bin/python --jax-python /tmp/jaxenv/bin/python
     python benchmarks/cnn_step.py --rounds 31 --impl function --impl numpy
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/cnn_step.py --clock cpu
 """
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (adam_by_hand, cpu_burst, limit_threads,  # noqa: E402
-                               paired_parser, remote_step, run_paired)
+from benchmarks.common import (adam_by_hand, cpu_burst, jax_adam_step,  # noqa: E402
+                               jax_on_cpu, limit_threads, paired_parser, remote_step,
+                               run_paired, tf_threads)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 
@@ -32,7 +40,8 @@ import numpy as np  # noqa: E402
 
 BATCH, SIZE, CLASSES, LR = 64, 28, 10, 1e-3
 FILTERS, HIDDEN = (32, 64), 128
-IMPLS = ("numpy", "eager", "function", "torch", "tf")
+IMPLS = ("numpy", "eager", "function", "torch", "tf", "jax")
+PACKAGES = {"torch": "torch", "tf": "tensorflow", "jax": "jax"}  # run in worker processes
 
 
 def shapes():
@@ -191,7 +200,7 @@ def fw_step(compiled):
     return lambda: float(step(x, labels))
 
 
-# --- PyTorch and TensorFlow (worker processes) ----------------------------------------------------
+# --- PyTorch, TensorFlow and JAX (worker processes) -----------------------------------------------
 def torch_step():
     """The same network from PyTorch's functional ops on NCHW tensors, eagerly; the first
     Dense kernel's rows reordered for PyTorch's (channels, height, width) flattening."""
@@ -225,9 +234,7 @@ def tf_step():
     """The same network from TensorFlow's ``tf.nn`` ops under ``tf.function``, with Keras's
     Adam."""
     import tensorflow as tf
-    threads = int(os.environ["OMP_NUM_THREADS"])
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf_threads()
     images, labels = data()
     x, y = tf.constant(images), tf.constant(labels)
     params = [tf.Variable(a) for a in weights()]
@@ -249,23 +256,46 @@ def tf_step():
     return lambda: float(step())
 
 
+def jax_step():
+    """The same network as a JAX user writes it: ``lax.conv_general_dilated`` on NHWC images
+    and HWIO kernels, ``lax.reduce_window`` max pools, ``jax.jit`` with Adam by hand."""
+    jax_on_cpu()
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def conv_relu(h, kernel, bias):
+        return jax.nn.relu(lax.conv_general_dilated(h, kernel, (1, 1), "VALID",
+                                                    dimension_numbers=("NHWC", "HWIO", "NHWC"))
+                           + bias)
+
+    def pool(h):
+        return lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    def loss_fn(params, x, labels):
+        k1, b1, k2, b2, w3, b3, w4, b4 = params
+        h = pool(conv_relu(pool(conv_relu(x, k1, b1)), k2, b2))
+        h = jax.nn.relu(h.reshape(BATCH, -1) @ w3 + b3)
+        logp = jax.nn.log_softmax(h @ w4 + b4)
+        return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
+    step = jax_adam_step(loss_fn, weights(), data(), [LR] * 8)
+    return lambda: float(step())
+
+
 def make(impl, pythons):
-    if impl in ("torch", "tf"):
-        package = "torch" if impl == "torch" else "tensorflow"
-        return remote_step("benchmarks.cnn_step", f"{impl}_step", package, pythons[impl])
+    if impl in PACKAGES:
+        return remote_step("benchmarks.cnn_step", f"{impl}_step", PACKAGES[impl], pythons[impl])
     step = numpy_step() if impl == "numpy" else fw_step(impl == "function")
     step.cpu_burst = lambda n: cpu_burst(step, n)
     return step
 
 
 def main():
-    parser = paired_parser(__doc__.splitlines()[0], IMPLS)
-    parser.add_argument("--tf-python", help="the interpreter that has TensorFlow")
-    args = parser.parse_args()
+    args = paired_parser(__doc__.splitlines()[0], IMPLS).parse_args()
     args.impl = args.impl or list(IMPLS)
-    pythons = {"torch": args.torch_python, "tf": args.tf_python}
+    pythons = {impl: getattr(args, f"{impl}_python") for impl in PACKAGES}
     run_paired(args, lambda impl: make(impl, pythons), "W5 small-CNN step", flops() / 1e9,
-               ("torch", "tf", "numpy"))
+               ("torch", "tf", "jax", "numpy"))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,57 @@ def adam_by_hand(params, grads, m, v, step, rate):
         p -= update
 
 
+def jax_on_cpu():
+    """JAX on the CPU with one Eigen thread, the settings of every JAX step here (before JAX
+    loads)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+
+
+def jax_adam_step(loss_fn, params, data, rates):
+    """A training step of ``loss_fn(params, *data)`` as a JAX user writes it: ``jax.jit`` of
+    the loss, its gradient and Adam by hand (``adam_by_hand``'s constants, a learning rate per
+    weight in ``rates``), the weights and slots donated (updated in place: no copy of them per
+    step), the data passed in, already on the device. Returns a function that runs one step
+    and returns its loss, waited for."""
+    import functools
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
+    def step(params, m, v, t, *data):
+        loss, grads = jax.value_and_grad(loss_fn)(params, *data)
+        t = t + 1
+        out_p, out_m, out_v = [], [], []
+        for p, g, mm, vv, lr in zip(params, grads, m, v, rates):
+            mm = 0.9 * mm + 0.1 * g
+            vv = 0.999 * vv + 0.001 * g * g
+            lr_t = lr * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+            out_p.append(p - lr_t * mm / (jnp.sqrt(vv) + 1e-7))
+            out_m.append(mm)
+            out_v.append(vv)
+        return loss, out_p, out_m, out_v, t
+
+    params = [jax.device_put(p) for p in params]
+    data = [jax.device_put(a) for a in data]
+    state = [params, [jnp.zeros_like(p) for p in params], [jnp.zeros_like(p) for p in params],
+             jnp.asarray(0.0, np.float32)]
+
+    def run():
+        loss, state[0], state[1], state[2], state[3] = step(*state, *data)
+        return loss.block_until_ready()
+    return run
+
+
+def tf_threads():
+    """TensorFlow's thread pools as the BLAS ones (``limit_threads``): ``OMP_NUM_THREADS``
+    threads within an op, one op at a time."""
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(int(os.environ["OMP_NUM_THREADS"]))
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+
+
 def paired_parser(description, impls):
     """The command line of the paired-round benchmarks (``cnn_step``, ``transformer_step``)."""
     import argparse
@@ -33,8 +84,9 @@ def paired_parser(description, impls):
                         help="wall-clock time per step, or the CPU time of the process that "
                              "runs it (steadier on a shared machine; use one BLAS thread)")
     parser.add_argument("--steps", type=int, default=3, help="steps per burst with --clock cpu")
-    parser.add_argument("--torch-python", help="the interpreter that has PyTorch (default: "
-                                               "this one)")
+    for flag, package in (("torch", "PyTorch"), ("tf", "TensorFlow"), ("jax", "JAX")):
+        parser.add_argument(f"--{flag}-python",
+                            help=f"the interpreter that has {package} (default: this one)")
     return parser
 
 

@@ -22,7 +22,6 @@ each round's ratio, the lowest and highest round's beside it.
     python benchmarks/function_step.py --case small --rounds 41
 """
 import argparse
-import functools
 import os
 import statistics
 import sys
@@ -31,11 +30,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from benchmarks import mlp_step, tape_overhead  # noqa: E402
-from benchmarks.common import limit_threads, table  # noqa: E402
+from benchmarks.common import jax_adam_step, jax_on_cpu, limit_threads, table  # noqa: E402
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+jax_on_cpu()
 
 CASES = ("small", "small-2opt", "large", "chain", "jacobian", "seed-spelling")
 IMPLS = ("numpy", "eager", "function", "jax")
@@ -96,46 +94,18 @@ def _seed_spelling():
 def _jax_step(case):
     import jax
     import jax.numpy as jnp
-    import numpy as np
     n_in, hidden, n_out, batch = mlp_step.SHAPES[case]
-    x, y = mlp_step.make_data(n_in, n_out, batch)
-    x, y = jnp.asarray(x), jnp.asarray(y)
-    params = [jnp.asarray(p) for layer in mlp_step.init_weights(n_in, hidden, n_out)
-              for p in layer]
-    m = [jnp.zeros_like(p) for p in params]
-    v = [jnp.zeros_like(p) for p in params]
+    params = [p for layer in mlp_step.init_weights(n_in, hidden, n_out) for p in layer]
     rates = [1e-3] * len(params) if case != "small-2opt" else [1e-3, 1e-3, 1e-2, 1e-2]
 
-    def loss_fn(params):
+    def loss_fn(params, x, y):
         h = x
         for i in range(0, len(params) - 2, 2):
             h = jax.nn.relu(h @ params[i] + params[i + 1])
         logits = h @ params[-2] + params[-1]
         logp = jax.nn.log_softmax(logits)
         return -jnp.mean(logp[jnp.arange(batch), y])
-
-    # the parameters and slots are updated in place (donated): no copy of them per step
-    @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
-    def step(params, m, v, t):
-        loss, grads = jax.value_and_grad(loss_fn)(params)
-        t = t + 1
-        out_p, out_m, out_v = [], [], []
-        for p, g, mm, vv, lr in zip(params, grads, m, v, rates):
-            mm = 0.9 * mm + 0.1 * g
-            vv = 0.999 * vv + 0.001 * g * g
-            lr_t = lr * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
-            out_p.append(p - lr_t * mm / (jnp.sqrt(vv) + 1e-7))
-            out_m.append(mm)
-            out_v.append(vv)
-        return loss, out_p, out_m, out_v, t
-
-    state = [params, m, v, jnp.asarray(0.0, np.float32)]
-
-    def run():
-        loss, state[0], state[1], state[2], state[3] = step(*state)
-        loss.block_until_ready()
-        return loss
-    return run
+    return jax_adam_step(loss_fn, params, mlp_step.make_data(n_in, n_out, batch), rates)
 
 
 def _jax_chain():

@@ -1,31 +1,41 @@
 """The W6 Transformer-block training step: ours eagerly and under fw.function (``-ops``: the
 attention from the framework's ops; ``-layers``: ``MultiHeadAttention`` in a
-``TransformerEncoder``), NumPy by hand, and PyTorch eager built from the same ops when it is
-installed, in paired rounds.
+``TransformerEncoder``), NumPy by hand, and PyTorch eager, TensorFlow's ``tf.function`` and
+JAX's ``jax.jit`` built from the same ops when an interpreter that has them is given, in
+paired rounds.
 
 The step (float32, 2 BLAS threads): ``x`` of shape (batch 32, sequence 64, dim 128); 4 heads of
 32; ``a = LN(x + MHA(x))``, ``y = LN(a + Dense(128)(relu(Dense(256)(a))))`` (post-LN,
 epsilon 1e-5); the loss ``mean((y - target) ** 2)``; Adam (1e-3, epsilon 1e-7) on all 16
 weights. Every implementation starts from the same weights, and the script checks that their
-step-1 losses agree before it times anything. On a shared machine speed drifts from second to
-second, so the implementations run side by side (ours and NumPy in this process, PyTorch in a
-worker process of its own, under ``--torch-python``, the interpreter that has it), in rounds of a short burst each in a rotating order; "vs PyTorch"
-and "vs NumPy" are medians of each round's own ratio, the lowest and highest round's beside
-them. Where the machine is crowded, ``--clock cpu`` with one BLAS thread times the CPU each
-step takes in the process that runs it, which moves far less than wall-clock time.
+step-1 losses agree (within 1e-4 relatively) before it times anything. On a shared machine
+speed drifts from second to second, so the implementations run side by side (ours and NumPy
+in this process; PyTorch, TensorFlow and JAX in worker processes of their own, under
+``--torch-python``, ``--tf-python``, ``--jax-python``: the interpreters that have them;
+default this one; one that lacks its package is listed as unavailable), in rounds of a short
+burst each in a rotating order. JAX runs on the CPU with one Eigen thread (as in
+``function_step.py``) whatever the BLAS threads. The table gives per implementation the
+median milliseconds per step (the fastest and slowest round's beside it), the GFLOP/s of the
+products at the median, and "vs" columns: the median of each round's own ratio to PyTorch,
+TensorFlow, JAX and NumPy (the lowest and highest round's beside it; above 1 is slower).
+Where the machine is crowded, ``--clock cpu`` with one BLAS thread times the CPU each step
+takes in the process that runs it, which moves far less than wall-clock time.
 
     python benchmarks/transformer_step.py
-    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops \
+    python benchmarks/transformer_step.py --rounds 41 --impl torch --impl function-ops \\
         --torch-python /tmp/torchenv/bin/python
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py --clock cpu
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/transformer_step.py \\
+        --clock cpu --torch-python /tmp/torchenv/bin/python \\
+        --tf-python /tmp/tfenv/bin/python --jax-python /tmp/jaxenv/bin/python
 """
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (adam_by_hand, cpu_burst, limit_threads,  # noqa: E402
-                               paired_parser, remote_step, run_paired)
+from benchmarks.common import (adam_by_hand, cpu_burst, jax_adam_step,  # noqa: E402
+                               jax_on_cpu, limit_threads, paired_parser, remote_step,
+                               run_paired, tf_threads)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 
@@ -34,7 +44,9 @@ import numpy as np  # noqa: E402
 BATCH, SEQ, DIM, HEADS, FF = 32, 64, 128, 4, 256
 HEAD = DIM // HEADS
 EPS, LR = 1e-5, 1e-3
-IMPLS = ("numpy", "eager-ops", "function-ops", "eager-layers", "function-layers", "torch")
+IMPLS = ("numpy", "eager-ops", "function-ops", "eager-layers", "function-layers", "torch", "tf",
+         "jax")
+PACKAGES = {"torch": "torch", "tf": "tensorflow", "jax": "jax"}  # run in worker processes
 
 
 def data():
@@ -210,7 +222,7 @@ def fw_layers_step(compiled):
     return _fw_train(lambda x: block(x, training=True), block.trainable_variables, compiled)
 
 
-# --- PyTorch --------------------------------------------------------------------------------------
+# --- PyTorch, TensorFlow and JAX (worker processes) -----------------------------------------------
 def torch_step():
     """The same block from PyTorch's ops (matmul, softmax, layer_norm, relu), eagerly."""
     import torch
@@ -242,9 +254,76 @@ def torch_step():
     return step
 
 
-def make(impl, torch_python=None):
-    if impl == "torch":
-        return remote_step("benchmarks.transformer_step", "torch_step", "torch", torch_python)
+def tf_step():
+    """The same block from TensorFlow's ops (``tf.matmul``, ``tf.nn.softmax``, the layer norms
+    from ``tf.nn.moments`` and ``tf.nn.batch_normalization`` as Keras's ``LayerNormalization``
+    computes them) under ``tf.function``, with Keras's Adam (as in ``cnn_step.py``)."""
+    import tensorflow as tf
+    tf_threads()
+    x, target = (tf.constant(a) for a in data())
+    params = [tf.Variable(w) for w in weights()]
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+    optimizer = tf.keras.optimizers.Adam(LR, epsilon=1e-7)
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return tf.transpose(tf.reshape(a, (BATCH, SEQ, HEADS, HEAD)), (0, 2, 1, 3))
+
+    def layer_norm(a, gamma, beta):
+        mean, variance = tf.nn.moments(a, axes=[-1], keepdims=True)
+        return tf.nn.batch_normalization(a, mean, variance, beta, gamma, EPS)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            rows = tf.reshape(x, (BATCH * SEQ, DIM))
+            q = heads(tf.matmul(rows, wq) + bq) * scale
+            k, v = heads(tf.matmul(rows, wk) + bk), heads(tf.matmul(rows, wv) + bv)
+            p = tf.nn.softmax(tf.matmul(q, k, transpose_b=True))
+            o = tf.reshape(tf.transpose(tf.matmul(p, v), (0, 2, 1, 3)), (BATCH * SEQ, DIM))
+            h1 = layer_norm(rows + tf.matmul(o, wo) + bo, g1, be1)
+            f = tf.matmul(tf.nn.relu(tf.matmul(h1, w1) + b1), w2) + b2
+            y = layer_norm(h1 + f, g2, be2)
+            loss = tf.reduce_mean(tf.square(y - tf.reshape(target, (BATCH * SEQ, DIM))))
+        optimizer.apply_gradients(zip(tape.gradient(loss, params), params))
+        return loss
+    return lambda: float(step())
+
+
+def jax_step():
+    """The same block from ``jax.numpy`` ops under ``jax.jit``, with Adam by hand."""
+    jax_on_cpu()
+    import jax
+    import jax.numpy as jnp
+    scale = 1 / np.sqrt(HEAD)
+
+    def heads(a):
+        return a.reshape(BATCH, SEQ, HEADS, HEAD).transpose(0, 2, 1, 3)
+
+    def layer_norm(a, gamma, beta):
+        mean = a.mean(-1, keepdims=True)
+        variance = jnp.square(a - mean).mean(-1, keepdims=True)
+        return (a - mean) * jax.lax.rsqrt(variance + EPS) * gamma + beta
+
+    def loss_fn(params, x, target):
+        wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, g2, be2, w1, b1, w2, b2 = params
+        rows = x.reshape(BATCH * SEQ, DIM)
+        q = heads(rows @ wq + bq) * scale
+        k, v = heads(rows @ wk + bk), heads(rows @ wv + bv)
+        p = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2), axis=-1)
+        o = (p @ v).transpose(0, 2, 1, 3).reshape(BATCH * SEQ, DIM)
+        h1 = layer_norm(rows + o @ wo + bo, g1, be1)
+        f = jax.nn.relu(h1 @ w1 + b1) @ w2 + b2
+        y = layer_norm(h1 + f, g2, be2)
+        return jnp.mean(jnp.square(y - target.reshape(BATCH * SEQ, DIM)))
+    step = jax_adam_step(loss_fn, weights(), data(), [LR] * 16)
+    return lambda: float(step())
+
+
+def make(impl, pythons):
+    if impl in PACKAGES:
+        return remote_step("benchmarks.transformer_step", f"{impl}_step", PACKAGES[impl],
+                           pythons[impl])
     if impl == "numpy":
         step = numpy_step()
     else:
@@ -257,8 +336,9 @@ def make(impl, torch_python=None):
 def main():
     args = paired_parser(__doc__.splitlines()[0], IMPLS).parse_args()
     args.impl = args.impl or list(IMPLS)
-    run_paired(args, lambda impl: make(impl, args.torch_python), "W6 Transformer block step",
-               flops() / 1e9, ("torch", "numpy"))
+    pythons = {impl: getattr(args, f"{impl}_python") for impl in PACKAGES}
+    run_paired(args, lambda impl: make(impl, pythons), "W6 Transformer block step",
+               flops() / 1e9, ("torch", "tf", "jax", "numpy"))
 
 
 if __name__ == "__main__":

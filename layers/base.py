@@ -160,11 +160,14 @@ class Layer(Module):
                 training = frames[-1][1]
         else:
             self._clear_losses()  # the outermost call starts the tree's losses afresh
-        previous_mask = getattr(inputs, "_keras_mask", None)
         if self._call_takes_mask:
             if kwargs.get("mask") is None:
-                kwargs["mask"] = previous_mask
+                kwargs["mask"] = getattr(inputs, "_keras_mask", None)
             previous_mask = kwargs["mask"]
+        elif self.supports_masking:
+            previous_mask = getattr(inputs, "_keras_mask", None)
+        else:  # (a model's call: its layers read the masks; a missing slot costs an exception)
+            previous_mask = None
         frames.append((self, training))
         try:
             if not self.built:

@@ -120,6 +120,7 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
             raise _op_error(op_name, (x,), e) from e
         t = _new(Tensor)
         t._value = out
+        t._keras_mask = None
         if state.recording:
             record(prim, (x,), t, params, (value,))
         return t
@@ -137,6 +138,7 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
             raise _op_error(op_name, (x, y), e) from e
         t = _new(Tensor)
         t._value = out
+        t._keras_mask = None
         if state.recording:
             record(prim, (x, y), t, params, (xv, yv))
         return t
@@ -161,6 +163,7 @@ def define(name, forward, *vjps, each_arg=None, array_vjp=None, saves=False, sam
                 out, saved = out
             t = _new(Tensor)
             t._value = out
+            t._keras_mask = None
             if state.recording:
                 record(prim, args, t, dict(params, saved=saved) if saves else params, values)
             return t

@@ -58,13 +58,15 @@ class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
     # weakly referable: tests and caches watch lifetimes; ``_keras_mask``: the padding mask a
-    # Keras layer attaches to its output (``layers.base``), unset on every other tensor
+    # Keras layer attaches to its output (``layers.base``), set to None where ops and wraps
+    # make tensors (every layer call reads it, and an unset slot raises and catches an error)
     __slots__ = ("_value", "_keras_mask", "__weakref__")
     __array_priority__ = 100  # NumPy arrays on the left defer to our reflected operators
     _trainable = False  # only trainable Variables are watched on access
 
     def __init__(self, value, dtype=None):
         self._value = _to_array(value, numpy_dtype(dtype))
+        self._keras_mask = None
 
     # --- what a user reads -------------------------------------------------------------------
     @property
@@ -350,6 +352,7 @@ def wrap(array):
     of freezing the first call's value into the plan."""
     t = _new(Tensor)
     t._value = array
+    t._keras_mask = None
     if state.tracer is not None:
         state.tracer.wrapped(t)
     return t
@@ -360,6 +363,7 @@ def wrap_constant(array):
     trace keeps it as a constant."""
     t = _new(Tensor)
     t._value = array
+    t._keras_mask = None
     return t
 
 

@@ -12,10 +12,11 @@ by hand. ``function, cell loop`` is our model with ``RNN(LSTMCell)``: the cell's
 recorded per step, which LSTM's fused sequence primitive replaces. ``torch`` is PyTorch's
 ``nn.LSTM`` + ``nn.Linear`` with ``torch.optim.Adam`` (its second bias, ``bias_hh``, held at
 zero so the model is the same; its Adam adds epsilon to the bias-corrected root, so its
-losses part from the others' by about 1e-4 from step 2 on); ``tf`` is ``tf.keras.layers.LSTM`` + ``Dense`` called in a
-``tf.function`` step (no XLA) with ``tf.GradientTape`` and Keras's Adam; ``jax`` is the cell
-from ``jax.numpy`` ops in a ``lax.scan`` over time (the input projection of all steps hoisted
-before it), ``jax.jit`` with Adam by hand. Every implementation starts from the same weights,
+losses part from the others' by about 1e-4 from step 2 on); ``tf`` is
+``tf.keras.layers.LSTM`` + ``Dense`` called in a ``tf.function`` step (no XLA) with
+``tf.GradientTape`` and Keras's Adam; ``jax`` is the cell from ``jax.numpy`` ops in a
+``lax.scan`` over time (the input projection of all steps hoisted before it), ``jax.jit``
+with Adam by hand. Every implementation starts from the same weights,
 and the script checks that their step-1 losses agree (within 1e-4 relatively) before it times
 anything. PyTorch, TensorFlow and JAX run in worker processes of their own
 (``--torch-python``, ``--tf-python``, ``--jax-python``: the interpreters that have them;

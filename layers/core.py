@@ -1,6 +1,8 @@
-"""The core layers: ``Dense``, ``Flatten``, ``Reshape`` and ``Dropout``, with Keras's arguments
-and numbers."""
+"""The core layers: ``Dense``, ``Flatten``, ``Reshape``, ``Dropout``, ``Identity`` and
+``Rescaling``, with Keras's arguments and numbers."""
 import math
+
+import numpy as np
 
 import framework as fw
 from framework.engine import backend
@@ -145,6 +147,47 @@ class Reshape(Layer):
 
     def get_config(self):
         return {**super().get_config(), "target_shape": self.target_shape}
+
+
+@LAYERS.register
+class Identity(Layer):
+    """Its inputs, unchanged (a placeholder where a model needs a layer)."""
+
+    supports_masking = True
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
+@LAYERS.register
+class Rescaling(Layer):
+    """``inputs * scale + offset`` in the layer's dtype, in training and inference: pixels of
+    ``[0, 255]`` become ``[0, 1]`` with ``scale=1/255``, ``[-1, 1]`` with ``scale=1/127.5,
+    offset=-1``. ``scale`` and ``offset`` are numbers, or lists broadcast over the last axis
+    (one per channel); integer inputs are cast first, as in Keras."""
+
+    supports_masking = True
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        super().__init__(**kwargs)
+        for what, value in (("scale", scale), ("offset", offset)):
+            try:
+                np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"Rescaling: {what} must be a number or a list of numbers, "
+                                 f"got {value!r}") from None
+        self.scale, self.offset = scale, offset
+
+    def call(self, inputs):
+        scale = fw.constant(self.scale, dtype=self.dtype)
+        offset = fw.constant(self.offset, dtype=self.dtype)
+        return fw.cast(inputs, self.dtype) * scale + offset
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
 
 
 @LAYERS.register

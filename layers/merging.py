@@ -22,8 +22,10 @@ def _several(layer, inputs, count=None):
     if not isinstance(inputs, (list, tuple)) or len(inputs) < 2 or \
             count is not None and len(inputs) != count:
         wanted = f"exactly {count}" if count else "at least 2"
+        got = f"{len(inputs)}" if isinstance(inputs, (list, tuple)) else \
+            f"a {type(inputs).__name__}"
         raise ValueError(f"{type(layer).__name__} '{layer.name}' takes a list of {wanted} "
-                         f"inputs, got {inputs!r:.80}")
+                         f"inputs, got {got}")
     return [fw.convert_to_tensor(x) for x in inputs]
 
 

@@ -112,11 +112,6 @@ class SpatialDropout1D(_SpatialDropout):
     def __init__(self, rate, seed=None, **kwargs):
         super().__init__(rate, None, seed, **kwargs)
 
-    def get_config(self):
-        config = super().get_config()
-        del config["data_format"]
-        return config
-
 
 @LAYERS.register
 class SpatialDropout2D(_SpatialDropout):

@@ -7,6 +7,7 @@ The spatial axes are those after the batch axis ("channels_last", the default) o
 channels ("channels_first"); a size may be None in a functional model's ``Input``.
 """
 import framework as fw
+from framework.image import _resized  # (fw.image.resize in the images' own float dtype)
 
 from .base import LAYERS, Layer
 
@@ -261,7 +262,8 @@ class UpSampling1D(Layer):
 class UpSampling2D(_Spatial):
     """Images enlarged by ``size = (rows, columns)`` factors: each pixel repeated
     (``interpolation="nearest"``) or interpolated as ``fw.image.resize`` does ("bilinear",
-    "bicubic", "lanczos3", "lanczos5", "area"), as Keras's ``ops.image.resize``."""
+    "bicubic", "lanczos3", "lanczos5", "area"), as Keras's ``ops.image.resize``, keeping a
+    float64 layer's dtype."""
 
     rank = 2
     _INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5", "area")
@@ -286,7 +288,7 @@ class UpSampling2D(_Spatial):
             x = fw.repeat(fw.repeat(x, self.size[0], axis=1), self.size[1], axis=2)
         else:
             size = (x.shape[1] * self.size[0], x.shape[2] * self.size[1])
-            x = fw.cast(fw.image.resize(x, size, method=self.interpolation), inputs.dtype)
+            x = _resized(x, *size, self.interpolation)
         return fw.transpose(x, (0, 3, 1, 2)) if channels_first else x
 
     def compute_output_shape(self, input_shape):

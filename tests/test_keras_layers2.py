@@ -107,6 +107,18 @@ def test_a_traced_function_gives_eager_values_on_a_second_call(name):
     close(traced(*second), call(layer, second), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_plan_of_a_none_batch_signature_serves_every_batch_size(name):
+    case = CASES[name]
+    layer = make(case)
+    xs = inputs_of(case)
+    signature = [fw.TensorSpec([None, *x.shape[1:]], x.dtype) for x in xs]
+    traced = fw.function(lambda *ts: call(layer, list(ts)), input_signature=signature)
+    for repeats in (1, 3, 2):
+        batch = [np.concatenate([x] * repeats) for x in xs]
+        close(traced(*batch), call(layer, batch), rtol=1e-6, atol=1e-6)
+
+
 def test_activity_regularization_adds_keras_loss_and_passes_inputs():
     ref = REFERENCE["activity_regularization"]
     layer = layers.ActivityRegularization(l1=0.1, l2=0.02)
@@ -207,6 +219,26 @@ def test_noise_layers_are_the_identity_at_inference(name):
         np.testing.assert_array_equal(layer(x, **kwargs), x)
     model = layers.Sequential([layer])
     np.testing.assert_array_equal(model(x), x)
+
+
+@pytest.mark.parametrize("name", sorted(NOISE))
+def test_a_model_called_in_training_passes_training_to_the_noise(name):
+    x = noise_input(name)
+    model = layers.Sequential([NOISE[name]()])
+    assert not np.array_equal(model(x, training=True), x)
+
+
+def test_fit_trains_through_the_noise_layers_and_predict_is_deterministic():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 6, 4)).astype(np.float32)
+    y = x.sum(axis=(1, 2))[:, None]
+    model = layers.Sequential([layers.Input((6, 4)), layers.SpatialDropout1D(0.1),
+                               layers.GaussianNoise(0.05), layers.GaussianDropout(0.05),
+                               layers.Flatten(), layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(x, y, epochs=5, batch_size=16, verbose=0).history["loss"]
+    assert np.isfinite(history).all() and history[-1] < history[0] / 2
+    np.testing.assert_array_equal(model.predict(x, verbose=0), model.predict(x, verbose=0))
 
 
 def test_gaussian_noise_adds_noise_of_its_standard_deviation():

@@ -172,6 +172,8 @@ class Rescaling(Layer):
         super().__init__(**kwargs)
         for what, value in (("scale", scale), ("offset", offset)):
             try:
+                if value is None:
+                    raise TypeError
                 np.asarray(value, dtype=float)
             except (TypeError, ValueError):
                 raise ValueError(f"Rescaling: {what} must be a number or a list of numbers, "
@@ -205,7 +207,7 @@ class Dropout(Layer):
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate < 1:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
+            raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed

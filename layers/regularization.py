@@ -136,7 +136,6 @@ class ActivityRegularization(Layer):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"ActivityRegularization: {what} must be a non-negative "
                                  f"number, got {value!r}")
-        kwargs.pop("activity_regularizer", None)
         super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
         self.l1, self.l2 = l1, l2
 

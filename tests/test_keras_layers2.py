@@ -322,6 +322,7 @@ def test_noise_layer_configs_have_keras_keys_and_round_trip(name):
 BAD = [
     (lambda: layers.Rescaling("big"), ValueError, "Rescaling: scale"),
     (lambda: layers.Rescaling(1.0, offset=[1, "x"]), ValueError, "Rescaling: offset"),
+    (lambda: layers.Rescaling(None), ValueError, "Rescaling: scale"),
     (lambda: layers.Permute((1, 3)), ValueError, "Permute: dims"),
     (lambda: layers.RepeatVector(2.5), TypeError, "RepeatVector: n"),
     (lambda: layers.RepeatVector(0), ValueError, "RepeatVector: n"),
@@ -342,7 +343,7 @@ BAD = [
     (lambda: layers.Dot((1, 1.5)), ValueError, "Dot: axes"),
     (lambda: layers.GaussianNoise(1.5), ValueError, "GaussianNoise: stddev"),
     (lambda: layers.GaussianDropout(-0.1), ValueError, "GaussianDropout: rate"),
-    (lambda: layers.SpatialDropout1D(1.5), ValueError, "Dropout: rate"),
+    (lambda: layers.SpatialDropout1D(1.5), ValueError, "SpatialDropout1D: rate"),
     (lambda: layers.SpatialDropout2D(0.1, data_format="x"), ValueError,
      "SpatialDropout2D: data_format"),
     (lambda: layers.ActivityRegularization(l1=-1.0), ValueError, "ActivityRegularization: l1"),

@@ -99,11 +99,11 @@ class Permute(Layer):
 
     def __init__(self, dims, **kwargs):
         super().__init__(**kwargs)
-        dims = tuple(dims)
-        if sorted(dims) != list(range(1, len(dims) + 1)):
-            raise ValueError(f"Permute: dims must be a permutation of 1..{len(dims)} (the axes "
-                             f"after the batch axis), got {dims!r}")
-        self.dims = dims
+        if not isinstance(dims, (list, tuple)) or not all(isinstance(d, int) for d in dims) or \
+                sorted(dims) != list(range(1, len(dims) + 1)):
+            raise ValueError(f"Permute: dims must be a permutation of 1..n (the axes after the "
+                             f"batch axis, counted from 1), got {dims!r}")
+        self.dims = tuple(dims)
 
     def call(self, inputs):
         _check_rank(self, inputs.shape, len(self.dims) + 1)

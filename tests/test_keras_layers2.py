@@ -324,6 +324,7 @@ BAD = [
     (lambda: layers.Rescaling(1.0, offset=[1, "x"]), ValueError, "Rescaling: offset"),
     (lambda: layers.Rescaling(None), ValueError, "Rescaling: scale"),
     (lambda: layers.Permute((1, 3)), ValueError, "Permute: dims"),
+    (lambda: layers.Permute(2), ValueError, "Permute: dims"),
     (lambda: layers.RepeatVector(2.5), TypeError, "RepeatVector: n"),
     (lambda: layers.RepeatVector(0), ValueError, "RepeatVector: n"),
     (lambda: layers.ZeroPadding1D(-1), ValueError, "ZeroPadding1D: padding"),
@@ -386,6 +387,19 @@ def test_bad_inputs_raise_one_line_naming_the_layer(call_it, start, monkeypatch)
         call_it()
     message = str(raised.value)
     assert message.startswith(start) and "\n" not in message
+
+
+def test_an_image_tutorial_model_starts_with_rescaling_and_declares_its_input_shape():
+    model = keras.Sequential([keras.layers.Rescaling(1.0 / 255, input_shape=(6, 6, 3)),
+                              keras.layers.Conv2D(2, 3), keras.layers.UpSampling2D(),
+                              keras.layers.Flatten(), keras.layers.Dense(2)])
+    lines = []
+    model.summary(print_fn=lines.append)
+    assert any("rescaling" in line and "(None, 6, 6, 3)" in line for line in lines)
+    assert model.count_params() == 2 * 27 + 2 + 2 * 128 + 2
+    pixels = np.random.default_rng(0).integers(0, 256, size=(3, 6, 6, 3)).astype(np.uint8)
+    np.testing.assert_allclose(model(pixels), model(pixels.astype(np.float32)), rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_the_new_names_are_in_fw_keras_layers():

@@ -5,6 +5,8 @@
 ``convolutional`` the convolutions and pools; ``activation_layers``, ``normalization`` and
 ``embedding`` the other layer types; ``recurrent`` (with its cells in ``rnn_cells``) the RNNs
 and ``wrappers`` Bidirectional, TimeDistributed and Masking;
+``reshaping`` Permute, RepeatVector, padding, cropping and up-sampling; ``merging`` the
+layers that merge branches; ``regularization`` the noise layers beside Dropout;
 ``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
 ``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
 by Keras's names.
@@ -17,15 +19,20 @@ from .containers import MLP, Sequential
 from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose,
                             GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
                             GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
-from .core import Dense, Dropout, Flatten, Reshape
+from .core import Dense, Dropout, Flatten, Identity, Reshape, Rescaling
 from .embedding import Embedding
 from .functional import Input, InputLayer
 from .lambda_layer import Lambda
-from .merging import Add, Concatenate
+from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
+                      average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .model import Model
-from .normalization import BatchNormalization, LayerNormalization
+from .normalization import BatchNormalization, LayerNormalization, UnitNormalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from .regularization import (ActivityRegularization, GaussianDropout, GaussianNoise,
+                             SpatialDropout1D, SpatialDropout2D)
+from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D, UpSampling2D,
+                        ZeroPadding1D, ZeroPadding2D)
 from .wrappers import Bidirectional, Masking, TimeDistributed
 from .transformer import TransformerEncoder
 
@@ -37,4 +44,10 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "Reshape",
            "GRU", "LSTM", "RNN", "SimpleRNN", "GRUCell", "LSTMCell", "SimpleRNNCell",
            "StackedRNNCells", "Bidirectional", "Masking", "TimeDistributed",
-           "AdditiveAttention", "Attention", "MultiHeadAttention", "TransformerEncoder"]
+           "AdditiveAttention", "Attention", "MultiHeadAttention", "TransformerEncoder",
+           "Identity", "Rescaling", "Average", "Dot", "Maximum", "Minimum", "Multiply",
+           "Subtract", "add", "average", "concatenate", "dot", "maximum", "minimum", "multiply",
+           "subtract", "UnitNormalization", "ActivityRegularization", "GaussianDropout",
+           "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
+           "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
+           "ZeroPadding2D"]

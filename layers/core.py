@@ -1,6 +1,8 @@
-"""The core layers: ``Dense``, ``Flatten``, ``Reshape`` and ``Dropout``, with Keras's arguments
-and numbers."""
+"""The core layers: ``Dense``, ``Flatten``, ``Reshape``, ``Dropout``, ``Identity`` and
+``Rescaling``, with Keras's arguments and numbers."""
 import math
+
+import numpy as np
 
 import framework as fw
 from framework.engine import backend
@@ -148,6 +150,49 @@ class Reshape(Layer):
 
 
 @LAYERS.register
+class Identity(Layer):
+    """Its inputs, unchanged (a placeholder where a model needs a layer)."""
+
+    supports_masking = True
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
+@LAYERS.register
+class Rescaling(Layer):
+    """``inputs * scale + offset`` in the layer's dtype, in training and inference: pixels of
+    ``[0, 255]`` become ``[0, 1]`` with ``scale=1/255``, ``[-1, 1]`` with ``scale=1/127.5,
+    offset=-1``. ``scale`` and ``offset`` are numbers, or lists broadcast over the last axis
+    (one per channel); integer inputs are cast first, as in Keras."""
+
+    supports_masking = True
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        super().__init__(**kwargs)
+        for what, value in (("scale", scale), ("offset", offset)):
+            try:
+                if value is None:
+                    raise TypeError
+                np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"Rescaling: {what} must be a number or a list of numbers, "
+                                 f"got {value!r}") from None
+        self.scale, self.offset = scale, offset
+
+    def call(self, inputs):
+        scale = fw.constant(self.scale, dtype=self.dtype)
+        offset = fw.constant(self.offset, dtype=self.dtype)
+        return fw.cast(inputs, self.dtype) * scale + offset
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
+
+
+@LAYERS.register
 class Dropout(Layer):
     """In training, zero each input with probability ``rate`` and scale the rest by
     ``1 / (1 - rate)``; at inference (``training`` None or False), the identity.
@@ -162,7 +207,7 @@ class Dropout(Layer):
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate < 1:
-            raise ValueError(f"Dropout: rate must be in [0, 1), got {rate!r}")
+            raise ValueError(f"{type(self).__name__}: rate must be in [0, 1), got {rate!r}")
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed

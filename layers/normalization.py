@@ -1,4 +1,5 @@
-"""``LayerNormalization`` and ``BatchNormalization`` with Keras 3's arguments and numbers.
+"""``LayerNormalization``, ``BatchNormalization`` and ``UnitNormalization`` with Keras 3's
+arguments and numbers.
 
 Both normalize as ``x * inv + (beta - mean * inv)`` with ``inv = gamma / sqrt(variance +
 epsilon)``, Keras's (and ``tf.nn.batch_normalization``'s) arrangement, written with the
@@ -14,7 +15,7 @@ from framework.engine.context import replayed
 from . import initializers, regularizers
 from .base import LAYERS, Layer, serialized
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "UnitNormalization"]
 
 
 def moments(x, axes):
@@ -190,3 +191,38 @@ class BatchNormalization(_Normalization):
                                                       self.moving_mean_initializer),
                 "moving_variance_initializer": serialized(initializers.INITIALIZERS,
                                                           self.moving_variance_initializer)}
+
+
+@LAYERS.register
+class UnitNormalization(Layer):
+    """Each input scaled to unit L2 norm along ``axis`` (an int or a list of them): Keras's
+    ``x * min(rsqrt(sum(x ** 2)), 1 / epsilon)`` with ``epsilon = 1e-12``, so zeros stay
+    zeros."""
+
+    supports_masking = True
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, (list, tuple)) and all(
+                isinstance(a, int) and not isinstance(a, bool) for a in axis):
+            self.axis = list(axis)
+        elif isinstance(axis, int) and not isinstance(axis, bool):
+            self.axis = axis
+        else:
+            raise TypeError(f"UnitNormalization: axis must be an int or a list of ints, got "
+                            f"{axis!r}")
+
+    def call(self, inputs):
+        self.compute_output_shape(inputs.shape)
+        # min(rsqrt(s), 1 / eps) is rsqrt(max(s, eps ** 2)): l2_normalize's form
+        return fw.math.l2_normalize(inputs, axis=self.axis, epsilon=1e-24)
+
+    def compute_output_shape(self, input_shape):
+        for axis in (self.axis if isinstance(self.axis, list) else [self.axis]):
+            if not -len(input_shape) <= axis < len(input_shape):
+                raise ValueError(f"UnitNormalization '{self.name}': axis {axis} is out of "
+                                 f"bounds for inputs of shape {tuple(input_shape)}")
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}

@@ -29,6 +29,16 @@ class Model(Trainer, ModelAccess, Layer):
             return object.__new__(cls)
         return object.__new__(Functional if cls is Model else _functional_subclass(cls))
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A model from its ``get_config()``: a functional model's config (its layers, their
+        calls and the inputs and outputs) rebuilds the graph, as ``keras.Model.from_config``
+        does; any other config goes to the constructor."""
+        from .model_config import functional_from_config  # (it builds models of this module)
+        if {"layers", "input_layers", "nodes"} <= config.keys():  # (functional_config's)
+            return functional_from_config(cls, config, custom_objects)
+        return cls(**config)
+
     @property
     def layers(self):
         """The direct sublayers, in assignment order."""

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from framework import keras
 from framework.test import check_gradients
 from layers import (LAYERS, Activation, Add, BatchNormalization, Dense, Dropout, Embedding, Input,
                     Lambda, Layer, LayerNormalization, LeakyReLU, Model, ReLU, Sequential, Softmax,
@@ -259,3 +260,22 @@ def test_operators_on_symbolic_tensors_are_operations_not_layers_as_keras():
     np.testing.assert_allclose(first.numpy(), expected, rtol=1e-5)
     np.testing.assert_allclose(second.numpy(), 2 * expected, rtol=1e-5)
     assert list(model.named_variables()) == ["layers/1/kernel", "layers/1/bias"]
+
+
+def test_model_from_config_rebuilds_a_functional_model_as_keras():
+    """``keras.Model.from_config(model.get_config())``: the graph again (it raised on the
+    layers key), as a subclass where the subclass asks; a Sequential's config stays its own."""
+    inputs = keras.Input((4,))
+    outputs = keras.layers.Dense(2)(keras.layers.Dense(3, activation="relu")(inputs))
+    model = keras.Model(inputs, outputs)
+    rebuilt = keras.Model.from_config(model.get_config())
+    rebuilt.set_weights(model.get_weights())
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(rebuilt(x).numpy(), model(x).numpy())
+    assert [layer.get_config()["units"] for layer in rebuilt.layers[1:]] == [3, 2]
+
+    class Custom(keras.Model):
+        pass
+    assert isinstance(Custom.from_config(model.get_config()), Custom)
+    sequential = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    assert type(keras.Sequential.from_config(sequential.get_config())) is keras.Sequential

@@ -191,6 +191,9 @@ def test_a_registered_callback_is_usable_from_a_config(tmp_path, scratch_callbac
     table("reduce_lr_on_plateau", monitor="loss", min_delta=100, patience=2, factor=0.5),
     table("reduce_lr_on_plateau", monitor="loss", min_delta=100, patience=1, factor=0.5),
     table("early_stopping", monitor="loss", min_delta=100, patience=2),  # stops at epoch 3
+    # (best weights put back once fit ends: the run's checkpoint is the last epoch's, to resume)
+    table("early_stopping", monitor="loss", min_delta=100, patience=2,
+          restore_best_weights=True),
 ])
 def test_a_resume_with_stateful_callbacks_ends_as_the_uninterrupted_run(tmp_path, callbacks):
     """The callbacks' state (a plateau's wait and best, the rate it set at epoch 2's end) is in

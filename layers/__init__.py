@@ -17,7 +17,7 @@ from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
 from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose,
-                            GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
+                            DepthwiseConv2D, SeparableConv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
                             GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
 from .core import Dense, Dropout, Flatten, Identity, Reshape, Rescaling
 from .embedding import Embedding
@@ -50,4 +50,4 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "subtract", "UnitNormalization", "ActivityRegularization", "GaussianDropout",
            "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
-           "ZeroPadding2D"]
+           "ZeroPadding2D", "DepthwiseConv2D", "SeparableConv2D"]

@@ -1,7 +1,7 @@
 """Keras's convolution layers on channels-last inputs: ``Conv2D`` (grouped too),
 ``Conv2DTranspose``, ``DepthwiseConv2D``, ``SeparableConv2D``, the 2-D pools and global pools on
-NHWC images, and ``Conv1D``, the 1-D pools and global pools on NWC sequences, over ``fw.nn``'s
-convolutions and pools.
+NHWC images, and ``Conv1D``, ``Conv1DTranspose``, the 1-D pools and global pools on NWC
+sequences, over ``fw.nn``'s convolutions and pools.
 
 Keras's arguments, defaults and config keys; ``padding`` is "valid" or "same" (either case), and
 for ``Conv1D`` also "causal" (the sequence padded on the left only: no output sees a later
@@ -168,29 +168,32 @@ def _transposed_size(size, kernel, stride, padding, output_padding, dilation):
     return (size - 1) * stride + kernel - 2 * pad + output_padding
 
 
-@LAYERS.register
-class Conv2DTranspose(Conv2D):
-    """The transpose of ``Conv2D`` (``fw.nn.conv2d_transpose``): each input cell spreads over a
-    ``kernel_size`` window of the output, windows ``strides`` apart (upsampling, as in a
-    GAN's generator). The kernel has shape ``(kh, kw, filters, in_channels)``."""
+class _Transposed(_Conv):
+    """The transpose of a convolution (``fw.nn.conv2d_transpose``, a sequence as an image one
+    row high): each input cell spreads over a ``kernel_size`` window of the output, windows
+    ``strides`` apart (upsampling, as in a GAN's generator). The kernel has shape
+    ``kernel_size + (filters, in_channels)``; Keras's output sizes (``output_padding`` extra
+    cells at the end of each axis, below its stride)."""
 
-    _biased = None
+    _biased, _paddings = None, ("valid", "same")
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, **kwargs):
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
                          1, activation, use_bias, kernel_initializer, bias_initializer,
                          kernel_regularizer, bias_regularizer, **kwargs)
         self.output_padding = None
         if output_padding is not None:
-            pads = (output_padding,) * 2 if isinstance(output_padding, int) else tuple(
+            rank, name = self.rank, type(self).__name__
+            pads = (output_padding,) * rank if isinstance(output_padding, int) else tuple(
                 output_padding)
-            if len(pads) != 2 or not all(isinstance(p, int) and 0 <= p < s
-                                         for p, s in zip(pads, self.strides)):
-                raise ValueError(f"Conv2DTranspose: output_padding must be an int or a pair, "
-                                 f"each below its stride {self.strides}, got {output_padding!r}")
+            if len(pads) != rank or not all(isinstance(p, int) and 0 <= p < s
+                                            for p, s in zip(pads, self.strides)):
+                form = "a pair" if rank == 2 else "a tuple of one int"
+                raise ValueError(f"{name}: output_padding must be an int or {form}, each "
+                                 f"below its stride {self.strides}, got {output_padding!r}")
             self.output_padding = pads
 
     def build(self, input_shape):
@@ -199,20 +202,40 @@ class Conv2DTranspose(Conv2D):
                                   outputs=self.filters)
 
     def _convolve(self, inputs, padding):
-        return fw.nn.conv2d_transpose(inputs, self.kernel, self.compute_output_shape(
-            inputs.shape), self.strides, padding, dilations=self.dilation_rate)
+        if self.rank == 2:
+            return fw.nn.conv2d_transpose(inputs, self.kernel, self.compute_output_shape(
+                inputs.shape), self.strides, padding, dilations=self.dilation_rate)
+        batch, steps, channels = self.compute_output_shape(inputs.shape)
+        image = fw.nn.conv2d_transpose(
+            fw.expand_dims(inputs, 1), fw.expand_dims(self.kernel, 0), (batch, 1, steps, channels),
+            (1,) + self.strides, padding, dilations=(1,) + self.dilation_rate)
+        return fw.squeeze(image, 1)
 
     def compute_output_shape(self, input_shape):
-        batch, height, width, _ = input_shape
-        paddings = self.output_padding or (None, None)
+        batch, *sizes, _ = input_shape
+        paddings = self.output_padding or (None,) * self.rank
         return (batch, *(_transposed_size(n, k, s, self.padding, p, d) for n, k, s, p, d in zip(
-            (height, width), self.kernel_size, self.strides, paddings, self.dilation_rate)),
-            self.filters)
+            sizes, self.kernel_size, self.strides, paddings, self.dilation_rate)), self.filters)
 
     def get_config(self):
         config = super().get_config()
         del config["groups"]
         return {**config, "output_padding": self.output_padding}
+
+
+@LAYERS.register
+class Conv2DTranspose(_Transposed, Conv2D):
+    """The transpose of ``Conv2D``: kernel ``(kh, kw, filters, in_channels)``."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format,
+                         dilation_rate, **kwargs)
+
+
+@LAYERS.register
+class Conv1DTranspose(_Transposed, Conv1D):
+    """The transpose of ``Conv1D`` (Keras 3): kernel ``(kw, filters, in_channels)``."""
 
 
 @LAYERS.register

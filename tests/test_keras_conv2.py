@@ -317,6 +317,10 @@ def test_a_failed_build_leaves_no_weights():
     (fw.nn.separable_conv2d, (IMAGE, np.ones((3, 3, 6, 1), np.float32),
                               np.ones((2, 2, 6, 3), np.float32), 1, "SAME"),
      "separable_conv2d: pointwise_filter"),
+    (fw.nn.separable_conv2d, (IMAGE, np.ones((3, 3, 6, 2), np.float32),
+                              np.ones((1, 1, 6, 3), np.float32), 1, "SAME"),
+     "separable_conv2d: pointwise_filter must have shape (1, 1, in * multiplier, out) for a "
+     "depthwise_filter of shape (3, 3, 6, 2)"),
 ])
 def test_the_ops_refuse_bad_arguments_in_one_line(op, args, start):
     with pytest.raises(ValueError) as raised:

@@ -30,8 +30,8 @@ from ..engine.tensor import convert_to_tensor
 from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
-from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
 from .math import multiply
+from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
 from .reduce import _extreme_vjp, reduce_max, reduce_mean, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
@@ -378,12 +378,13 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
     """``tf.nn.separable_conv2d``: ``depthwise_conv2d`` with ``depthwise_filter`` (kh, kw, in,
     m), then a 1x1 ``conv2d`` with ``pointwise_filter`` (1, 1, in * m, out) mixing the
     channels."""
-    p = convert_to_tensor(pointwise_filter)
-    if p.ndim != 4 or p.shape[:2] != (1, 1):
+    d, p = convert_to_tensor(depthwise_filter), convert_to_tensor(pointwise_filter)
+    if p.ndim != 4 or p.shape[:2] != (1, 1) or (d.ndim == 4 and p.shape[2] != d.shape[2] *
+                                                 d.shape[3]):
         raise ValueError(f"separable_conv2d: pointwise_filter must have shape (1, 1, in * "
-                         f"multiplier, out), got {p.shape}")
-    depthwise = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format,
-                                 dilations)
+                         f"multiplier, out) for a depthwise_filter of shape {d.shape}, got "
+                         f"{p.shape}")
+    depthwise = depthwise_conv2d(input, d, strides, padding, data_format, dilations)
     return conv2d(depthwise, p, 1, "VALID")
 
 

@@ -12,7 +12,8 @@ from .ops.activation import (approx_max_k, approx_min_k, batch_normalization,
                              sufficient_statistics, swish, top_k,
                              weighted_cross_entropy_with_logits, weighted_moments, zero_fraction)
 from .ops.convolution import (avg_pool, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                              conv2d_transpose, max_pool, max_pool1d, max_pool2d)
+                              conv2d_transpose, depthwise_conv2d, max_pool, max_pool1d,
+                              max_pool2d, separable_conv2d)
 from .ops.math import erf, sigmoid, tanh
 from .ops.nn import (bias_add, bias_add_relu, dense, embedding_lookup, gelu, log_softmax, relu,
                      softmax, softmax_cross_entropy_with_logits, softplus,

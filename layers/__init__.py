@@ -13,11 +13,11 @@ by Keras's names.
 """
 from . import activations, constraints, initializers, regularizers
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
-from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
+from .activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
 from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose,
-                            GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
+                            Conv1DTranspose, DepthwiseConv2D, SeparableConv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
                             GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
 from .core import Dense, Dropout, Flatten, Identity, Reshape, Rescaling
 from .embedding import Embedding
@@ -26,7 +26,8 @@ from .lambda_layer import Lambda
 from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                       average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .model import Model
-from .normalization import BatchNormalization, LayerNormalization, UnitNormalization
+from .normalization import (BatchNormalization, GroupNormalization, LayerNormalization,
+                            UnitNormalization)
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .regularization import (ActivityRegularization, GaussianDropout, GaussianNoise,
@@ -50,4 +51,5 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "subtract", "UnitNormalization", "ActivityRegularization", "GaussianDropout",
            "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
-           "ZeroPadding2D"]
+           "ZeroPadding2D", "DepthwiseConv2D", "SeparableConv2D",
+           "Conv1DTranspose", "GroupNormalization", "PReLU"]

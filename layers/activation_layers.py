@@ -1,12 +1,13 @@
 """Activations as layers: ``Activation``, ``ReLU``, ``LeakyReLU``, ``ELU``, ``Softmax``, with
-Keras's arguments and defaults. They have no weights; the maths is ``layers.activations``'."""
+Keras's arguments and defaults. They have no weights; the maths is ``layers.activations``'.
+``PReLU`` learns its negative slope (a weight ``alpha``)."""
 import framework as fw
 from framework.ops.fused import masked_softmax
 
-from . import activations
+from . import activations, constraints, initializers, regularizers
 from .base import LAYERS, Layer, serialized
 
-__all__ = ["ELU", "Activation", "LeakyReLU", "ReLU", "Softmax"]
+__all__ = ["ELU", "Activation", "LeakyReLU", "PReLU", "ReLU", "Softmax"]
 
 class _Elementwise(Layer):
     """A layer whose output has its input's shape (and its padding mask, as in Keras)."""
@@ -128,3 +129,52 @@ class Softmax(_Elementwise):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+@LAYERS.register
+class PReLU(Layer):
+    """``x`` where ``x > 0``, else ``alpha * x``, with ``alpha`` a weight (one per input cell
+    but the batch; shared, a single 1, along ``shared_axes``), as Keras 3's
+    ``relu(x) - alpha * relu(-x)``."""
+
+    def __init__(self, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None,
+                 shared_axes=None, **kwargs):
+        super().__init__(**kwargs)
+        axes = [shared_axes] if isinstance(shared_axes, int) else shared_axes
+        if axes is not None and not (isinstance(axes, (list, tuple)) and all(
+                isinstance(a, int) and not isinstance(a, bool) and a >= 1 for a in axes)):
+            raise ValueError(f"PReLU: shared_axes must be None, an axis >= 1 or a list of them, "
+                             f"got {shared_axes!r}")
+        self.shared_axes = None if axes is None else list(axes)
+        self.alpha_initializer = initializers.get(alpha_initializer)
+        self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = constraints.get(alpha_constraint)
+        self.alpha = None
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for axis in self.shared_axes or ():
+            if axis >= len(input_shape):
+                raise ValueError(f"PReLU '{self.name}': shared axis {axis} is out of range for "
+                                 f"input shape {input_shape}")
+            shape[axis - 1] = 1
+        if None in shape:
+            raise ValueError(f"PReLU '{self.name}' needs every unshared axis known, got input "
+                             f"shape {input_shape}")
+        self.alpha = self.add_weight("alpha", shape, self.alpha_initializer,
+                                     regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
+
+    def call(self, inputs):
+        return fw.nn.relu(inputs) - self.alpha * fw.nn.relu(-inputs)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(),
+                "alpha_initializer": serialized(initializers.INITIALIZERS,
+                                                self.alpha_initializer),
+                "alpha_regularizer": regularizers.serialize(self.alpha_regularizer),
+                "alpha_constraint": constraints.serialize(self.alpha_constraint),
+                "shared_axes": self.shared_axes}

@@ -1,5 +1,6 @@
-"""Keras's convolution layers on channels-last inputs: ``Conv2D``, ``Conv2DTranspose``, the 2-D
-pools and global pools on NHWC images, and ``Conv1D``, the 1-D pools and global pools on NWC
+"""Keras's convolution layers on channels-last inputs: ``Conv2D`` (grouped too),
+``Conv2DTranspose``, ``DepthwiseConv2D``, ``SeparableConv2D``, the 2-D pools and global pools on
+NHWC images, and ``Conv1D``, ``Conv1DTranspose``, the 1-D pools and global pools on NWC
 sequences, over ``fw.nn``'s convolutions and pools.
 
 Keras's arguments, defaults and config keys; ``padding`` is "valid" or "same" (either case), and
@@ -11,8 +12,8 @@ count the receptive field, as Keras's).
 import framework as fw
 from framework.ops.convolution import conv2d_bias
 
-from . import activations
-from .base import LAYERS, Layer
+from . import activations, constraints, initializers, regularizers
+from .base import LAYERS, Layer, serialized
 from .core import _RELUS, KernelLayer
 
 
@@ -37,6 +38,20 @@ def _check_format(data_format, layer):
     if data_format not in (None, "channels_last"):
         raise ValueError(f"{layer}: only data_format='channels_last' is supported, got "
                          f"{data_format!r}")
+
+
+def _set_window(layer, kernel_size, strides, padding, data_format, dilation_rate,
+                paddings=("valid", "same")):
+    """A convolution layer's ``kernel_size``, ``strides``, ``dilation_rate`` and ``padding``,
+    checked (over ``layer.rank`` spatial axes)."""
+    name, rank = type(layer).__name__, layer.rank
+    _check_format(data_format, name)
+    layer.kernel_size = _sizes(kernel_size, rank, "kernel_size", name)
+    layer.strides = _sizes(strides, rank, "strides", name)
+    layer.dilation_rate = _sizes(dilation_rate, rank, "dilation_rate", name)
+    if max(layer.strides) > 1 and max(layer.dilation_rate) > 1:
+        raise ValueError(f"{name}: strides and dilation_rate cannot both exceed 1")
+    layer.padding = _padding(padding, name, paddings)
 
 
 def _out_size(size, window, stride, padding, dilation=1):
@@ -65,20 +80,21 @@ class _Conv(KernelLayer):
         name, rank = type(self).__name__, self.rank
         if isinstance(filters, bool) or int(filters) != filters or filters <= 0:
             raise ValueError(f"{name}: filters must be a positive integer, got {filters!r}")
-        if groups != 1:
-            raise ValueError(f"{name}: only groups=1 is supported, got {groups!r}")
-        _check_format(data_format, name)
-        self.filters = int(filters)
-        self.kernel_size = _sizes(kernel_size, rank, "kernel_size", name)
-        self.strides = _sizes(strides, rank, "strides", name)
-        self.dilation_rate = _sizes(dilation_rate, rank, "dilation_rate", name)
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError(f"{name}: strides and dilation_rate cannot both exceed 1")
-        self.padding = _padding(padding, name, self._paddings)
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0 or \
+                filters % groups:
+            raise ValueError(f"{name}: groups must be a positive int dividing filters={filters}, "
+                             f"got {groups!r}")
+        self.filters, self.groups = int(filters), groups
+        _set_window(self, kernel_size, strides, padding, data_format, dilation_rate,
+                    self._paddings)
 
     def build(self, input_shape):
         self._check_input(input_shape)
-        self._add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.filters))
+        if input_shape[-1] % self.groups:
+            raise ValueError(f"{type(self).__name__} '{self.name}': groups={self.groups} does not "
+                             f"divide the input's {input_shape[-1]} channels")
+        self._add_kernel_and_bias(self.kernel_size + (input_shape[-1] // self.groups,
+                                                      self.filters))
 
     def _check_input(self, input_shape):
         if len(input_shape) != self.rank + 2 or input_shape[-1] is None:
@@ -92,7 +108,7 @@ class _Conv(KernelLayer):
             left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
             inputs, padding = fw.pad(inputs, [[0, 0], [left, 0], [0, 0]]), "VALID"
         biased = type(self)._biased
-        if self.bias is not None and biased is not None:  # one op, with the bias (and ReLU)
+        if self.bias is not None and biased is not None and self.groups == 1:  # one op, with the bias (and ReLU)
             relu = self.activation in _RELUS
             outputs = biased(inputs, self.kernel, self.bias, self.strides, padding,
                              dilations=self.dilation_rate, relu=relu)
@@ -104,8 +120,15 @@ class _Conv(KernelLayer):
         return outputs if self.activation is activations.linear else self.activation(outputs)
 
     def _convolve(self, inputs, padding):
-        return type(self)._conv(inputs, self.kernel, self.strides, padding,
-                                dilations=self.dilation_rate)
+        """The convolution; with ``groups``, each group of input channels convolved with its
+        slice of the filters, the results side by side (Keras's grouped convolution)."""
+        conv = type(self)._conv
+        if self.groups == 1:
+            return conv(inputs, self.kernel, self.strides, padding, dilations=self.dilation_rate)
+        pieces = zip(fw.split(inputs, self.groups, axis=-1),
+                     fw.split(self.kernel, self.groups, axis=-1))
+        return fw.concat([conv(x, w, self.strides, padding, dilations=self.dilation_rate)
+                          for x, w in pieces], axis=-1)
 
     def compute_output_shape(self, input_shape):
         batch, *sizes, _ = input_shape
@@ -116,7 +139,7 @@ class _Conv(KernelLayer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": "channels_last",
-                "dilation_rate": self.dilation_rate, "groups": 1}
+                "dilation_rate": self.dilation_rate, "groups": self.groups}
 
 
 @LAYERS.register
@@ -145,29 +168,32 @@ def _transposed_size(size, kernel, stride, padding, output_padding, dilation):
     return (size - 1) * stride + kernel - 2 * pad + output_padding
 
 
-@LAYERS.register
-class Conv2DTranspose(Conv2D):
-    """The transpose of ``Conv2D`` (``fw.nn.conv2d_transpose``): each input cell spreads over a
-    ``kernel_size`` window of the output, windows ``strides`` apart (upsampling, as in a
-    GAN's generator). The kernel has shape ``(kh, kw, filters, in_channels)``."""
+class _Transposed(_Conv):
+    """The transpose of a convolution (``fw.nn.conv2d_transpose``, a sequence as an image one
+    row high): each input cell spreads over a ``kernel_size`` window of the output, windows
+    ``strides`` apart (upsampling, as in a GAN's generator). The kernel has shape
+    ``kernel_size + (filters, in_channels)``; Keras's output sizes (``output_padding`` extra
+    cells at the end of each axis, below its stride)."""
 
-    _biased = None
+    _biased, _paddings = None, ("valid", "same")
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, **kwargs):
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
                          1, activation, use_bias, kernel_initializer, bias_initializer,
                          kernel_regularizer, bias_regularizer, **kwargs)
         self.output_padding = None
         if output_padding is not None:
-            pads = (output_padding,) * 2 if isinstance(output_padding, int) else tuple(
+            rank, name = self.rank, type(self).__name__
+            pads = (output_padding,) * rank if isinstance(output_padding, int) else tuple(
                 output_padding)
-            if len(pads) != 2 or not all(isinstance(p, int) and 0 <= p < s
-                                         for p, s in zip(pads, self.strides)):
-                raise ValueError(f"Conv2DTranspose: output_padding must be an int or a pair, "
-                                 f"each below its stride {self.strides}, got {output_padding!r}")
+            if len(pads) != rank or not all(isinstance(p, int) and 0 <= p < s
+                                            for p, s in zip(pads, self.strides)):
+                form = "a pair" if rank == 2 else "a tuple of one int"
+                raise ValueError(f"{name}: output_padding must be an int or {form}, each "
+                                 f"below its stride {self.strides}, got {output_padding!r}")
             self.output_padding = pads
 
     def build(self, input_shape):
@@ -176,20 +202,157 @@ class Conv2DTranspose(Conv2D):
                                   outputs=self.filters)
 
     def _convolve(self, inputs, padding):
-        return fw.nn.conv2d_transpose(inputs, self.kernel, self.compute_output_shape(
-            inputs.shape), self.strides, padding, dilations=self.dilation_rate)
+        if self.rank == 2:
+            return fw.nn.conv2d_transpose(inputs, self.kernel, self.compute_output_shape(
+                inputs.shape), self.strides, padding, dilations=self.dilation_rate)
+        batch, steps, channels = self.compute_output_shape(inputs.shape)
+        image = fw.nn.conv2d_transpose(
+            fw.expand_dims(inputs, 1), fw.expand_dims(self.kernel, 0), (batch, 1, steps, channels),
+            (1,) + self.strides, padding, dilations=(1,) + self.dilation_rate)
+        return fw.squeeze(image, 1)
 
     def compute_output_shape(self, input_shape):
-        batch, height, width, _ = input_shape
-        paddings = self.output_padding or (None, None)
+        batch, *sizes, _ = input_shape
+        paddings = self.output_padding or (None,) * self.rank
         return (batch, *(_transposed_size(n, k, s, self.padding, p, d) for n, k, s, p, d in zip(
-            (height, width), self.kernel_size, self.strides, paddings, self.dilation_rate)),
-            self.filters)
+            sizes, self.kernel_size, self.strides, paddings, self.dilation_rate)), self.filters)
 
     def get_config(self):
         config = super().get_config()
         del config["groups"]
         return {**config, "output_padding": self.output_padding}
+
+
+@LAYERS.register
+class Conv2DTranspose(_Transposed, Conv2D):
+    """The transpose of ``Conv2D``: kernel ``(kh, kw, filters, in_channels)``."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, output_padding, data_format,
+                         dilation_rate, **kwargs)
+
+
+@LAYERS.register
+class Conv1DTranspose(_Transposed, Conv1D):
+    """The transpose of ``Conv1D`` (Keras 3): kernel ``(kw, filters, in_channels)``."""
+
+
+@LAYERS.register
+class DepthwiseConv2D(KernelLayer):
+    """Each input channel convolved with its own ``depth_multiplier`` filters
+    (``fw.nn.depthwise_conv2d``): ``in * depth_multiplier`` output channels, channel ``k``'s
+    ``depth_multiplier`` side by side. The kernel has shape ``(kh, kw, in, depth_multiplier)``
+    (Keras's ``kernel``); its initializer, regularizer and constraint are Keras's
+    ``depthwise_*`` arguments."""
+
+    rank = 2
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, depthwise_constraint=None,
+                 bias_constraint=None, **kwargs):
+        super().__init__(activation, use_bias, depthwise_initializer, bias_initializer,
+                         depthwise_regularizer, bias_regularizer, depthwise_constraint,
+                         bias_constraint, **kwargs)
+        name = type(self).__name__
+        if isinstance(depth_multiplier, bool) or not isinstance(depth_multiplier, int) or \
+                depth_multiplier <= 0:
+            raise ValueError(f"{name}: depth_multiplier must be a positive int, got "
+                             f"{depth_multiplier!r}")
+        self.depth_multiplier = depth_multiplier
+        _set_window(self, kernel_size, strides, padding, data_format, dilation_rate)
+
+    _check_input = _Conv._check_input
+
+    def build(self, input_shape):
+        self._check_input(input_shape)
+        self._add_kernel_and_bias(self.kernel_size + (input_shape[-1], self.depth_multiplier),
+                                  outputs=input_shape[-1] * self.depth_multiplier)
+
+    def _convolve(self, inputs):
+        return fw.nn.depthwise_conv2d(inputs, self.kernel, self.strides, self.padding.upper(),
+                                      dilations=self.dilation_rate)
+
+    def call(self, inputs):
+        outputs = self._convolve(inputs)
+        if self.bias is not None:
+            outputs = fw.nn.bias_add(outputs, self.bias)
+        return outputs if self.activation is activations.linear else self.activation(outputs)
+
+    def _channels(self, input_shape):
+        return input_shape[-1] * self.depth_multiplier
+
+    def compute_output_shape(self, input_shape):
+        batch, *sizes, channels = input_shape
+        return (batch, *(_out_size(n, k, s, self.padding, d) for n, k, s, d in zip(
+            sizes, self.kernel_size, self.strides, self.dilation_rate)),
+            self._channels(input_shape))
+
+    def get_config(self):
+        config = super().get_config()
+        for part in ("initializer", "regularizer", "constraint"):
+            config["depthwise_" + part] = config.pop("kernel_" + part)
+        return {**config, "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "depth_multiplier": self.depth_multiplier,
+                "data_format": "channels_last", "dilation_rate": self.dilation_rate}
+
+
+@LAYERS.register
+class SeparableConv2D(DepthwiseConv2D):
+    """A ``DepthwiseConv2D`` (no bias) then a 1x1 convolution to ``filters`` channels
+    (``fw.nn.separable_conv2d``), then the bias and the activation; Keras's weights
+    ``depthwise_kernel`` (kh, kw, in, depth_multiplier), ``pointwise_kernel`` (1, 1, in *
+    depth_multiplier, filters) and ``bias``."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
+                 bias_regularizer=None, depthwise_constraint=None, pointwise_constraint=None,
+                 bias_constraint=None, **kwargs):
+        super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
+                         dilation_rate, activation, use_bias, depthwise_initializer,
+                         bias_initializer, depthwise_regularizer, bias_regularizer,
+                         depthwise_constraint, bias_constraint, **kwargs)
+        if isinstance(filters, bool) or not isinstance(filters, int) or filters <= 0:
+            raise ValueError(f"SeparableConv2D: filters must be a positive int, got {filters!r}")
+        self.filters = filters
+        self.pointwise_initializer = initializers.get(pointwise_initializer)
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
+        self.depthwise_kernel = self.pointwise_kernel = None
+
+    def build(self, input_shape):
+        self._check_input(input_shape)
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel", self.kernel_size + (input_shape[-1], self.depth_multiplier),
+            self.kernel_initializer, regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", (1, 1, input_shape[-1] * self.depth_multiplier, self.filters),
+            self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+
+    def _convolve(self, inputs):
+        return fw.nn.separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel,
+                                      self.strides, self.padding.upper(),
+                                      dilations=self.dilation_rate)
+
+    def _channels(self, input_shape):
+        return self.filters
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "pointwise_initializer": serialized(initializers.INITIALIZERS,
+                                                    self.pointwise_initializer),
+                "pointwise_regularizer": regularizers.serialize(self.pointwise_regularizer),
+                "pointwise_constraint": constraints.serialize(self.pointwise_constraint)}
 
 
 class _Pooling(Layer):

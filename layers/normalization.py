@@ -1,5 +1,5 @@
-"""``LayerNormalization``, ``BatchNormalization`` and ``UnitNormalization`` with Keras 3's
-arguments and numbers.
+"""``LayerNormalization``, ``BatchNormalization``, ``GroupNormalization`` and
+``UnitNormalization`` with Keras 3's arguments and numbers.
 
 Both normalize as ``x * inv + (beta - mean * inv)`` with ``inv = gamma / sqrt(variance +
 epsilon)``, Keras's (and ``tf.nn.batch_normalization``'s) arrangement, written with the
@@ -15,7 +15,8 @@ from framework.engine.context import replayed
 from . import initializers, regularizers
 from .base import LAYERS, Layer, serialized
 
-__all__ = ["BatchNormalization", "LayerNormalization", "UnitNormalization"]
+__all__ = ["BatchNormalization", "GroupNormalization", "LayerNormalization",
+           "UnitNormalization"]
 
 
 def moments(x, axes):
@@ -191,6 +192,55 @@ class BatchNormalization(_Normalization):
                                                       self.moving_mean_initializer),
                 "moving_variance_initializer": serialized(initializers.INITIALIZERS,
                                                           self.moving_variance_initializer)}
+
+
+@LAYERS.register
+class GroupNormalization(_Normalization):
+    """Normalize each example over each of ``groups`` groups of the channels of ``axis`` (and
+    every other axis but the batch), then scale by ``gamma`` and shift by ``beta`` per
+    channel, as Keras 3's: ``groups=1`` is a layer normalization over all axes, ``groups=-1``
+    (one channel a group) an instance normalization."""
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, **kwargs):
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups == 0 or \
+                groups < -1:
+            raise ValueError(f"GroupNormalization: groups must be a positive int or -1, got "
+                             f"{groups!r}")
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            raise TypeError(f"GroupNormalization: axis must be an int, got {axis!r}")
+        super().__init__(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                         beta_regularizer, gamma_regularizer, **kwargs)
+        self.groups = groups
+
+    def build(self, input_shape):
+        (axis,) = _axes(self.axis, len(input_shape), "GroupNormalization")
+        dim = input_shape[axis]
+        groups = dim if self.groups == -1 else self.groups
+        if axis == 0 or dim is None or dim % groups:
+            raise ValueError(f"GroupNormalization '{self.name}': groups={self.groups} must "
+                             f"divide the known channels of axis {self.axis} (not the batch "
+                             f"axis), got input shape {input_shape}")
+        self._build_scale_and_offset(input_shape, self.scale, self.center)
+        self.groups = groups  # (Keras's: -1 becomes the channels)
+
+    def call(self, inputs):
+        inputs = fw.convert_to_tensor(inputs)
+        (axis,), shape = self._axes, tuple(inputs.shape[1:])
+        dim = shape[axis - 1]
+        grouped = (-1,) + shape[:axis - 1] + (self.groups, dim // self.groups) + shape[axis:]
+        x = fw.reshape(inputs, grouped)
+        mean, variance = moments(x, [a for a in range(1, x.ndim) if a != axis])
+        weight = (1,) * axis + (self.groups, dim // self.groups) + (1,) * (x.ndim - axis - 2)
+        outputs = normalize(x, mean, variance,
+                            None if self.beta is None else fw.reshape(self.beta, weight),
+                            None if self.gamma is None else fw.reshape(self.gamma, weight),
+                            self.epsilon)
+        return fw.reshape(outputs, (-1,) + shape)
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups}
 
 
 @LAYERS.register

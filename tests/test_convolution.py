@@ -134,8 +134,8 @@ def test_refusals_name_the_culprit():
         fw.nn.max_pool2d(fw.zeros((5, 5, 2)), 2, 2, "VALID")
     with pytest.raises(ValueError, match="only data_format='NHWC'"):
         fw.nn.avg_pool2d(x, 2, 2, "VALID", data_format="NCHW")
-    with pytest.raises(ValueError, match="Conv2D: only groups=1"):
-        layers.Conv2D(4, 3, groups=2)
+    with pytest.raises(ValueError, match="Conv2D: groups must be a positive int dividing"):
+        layers.Conv2D(4, 3, groups=3)
     with pytest.raises(ValueError, match="MaxPooling2D: padding must be"):
         layers.MaxPooling2D(padding="full")
     with pytest.raises(ValueError, match="does not come from a convolution"):

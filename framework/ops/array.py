@@ -287,9 +287,12 @@ def sequence_mask(lengths, maxlen=None, dtype="bool", name=None):
 
 # --- padding -------------------------------------------------------------------------------------
 def _pad_vjp(g, out, x, widths, value):
+    """The cotangent's cells inside the input; an unpadded axis is taken whole, so no size
+    of it (a batch's) is fixed in a traced plan."""
     lead = g.ndim - out.ndim
     return getitem(g, (_slice(None),) * lead + tuple(
-        _slice(before, before + n) for (before, _), n in zip(widths, x.shape)))
+        _slice(before, before + n) if before or after else _slice(None)
+        for (before, after), n in zip(widths, x.shape)))
 
 
 @primitive(_pad_vjp)

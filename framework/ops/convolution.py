@@ -30,12 +30,14 @@ from ..engine.tensor import convert_to_tensor
 from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
+from .math import multiply
 from .nn import _bias_vjp, _dense_masked, _relu_grad_array, _sum_batch_array
 from .reduce import _extreme_vjp, reduce_max, reduce_mean, reduce_sum
 from .shape import expand_dims, reshape, squeeze
 
 __all__ = ["avg_pool", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv2d_bias",
-           "conv2d_transpose", "max_pool", "max_pool1d", "max_pool2d"]
+           "conv2d_transpose", "depthwise_conv2d", "max_pool", "max_pool1d", "max_pool2d",
+           "separable_conv2d"]
 
 
 def _sizes(value, rank, what, op):
@@ -296,6 +298,94 @@ def conv2d_bias(input, filters, bias, strides=1, padding="VALID", dilations=None
         raise ValueError(f"conv2d_bias: bias of shape {b.shape} and dtype {b.dtype.name} does "
                          f"not fit filters of shape {w.shape} and dtype {w.dtype.name}")
     return _convolve_biased(x, w, b, geometry=geometry, relu=bool(relu))
+
+
+# --- the depthwise convolution: each channel convolved with its own filters ----------------------
+# ``_depthwise`` convolves each channel of an already padded NHWC image with its
+# ``depth_multiplier`` filters (kh, kw, c, m): one strided multiply-add per kernel cell, with no
+# windows gathered. Its array VJP is the same loop backwards (each cell's cotangent times its
+# filters added back where the cell read; each cell's reads times the cotangent summed into
+# that cell's filters); the tensor VJPs say the same with the windows' ops, for every order.
+def _cell(x, i, j, geometry, out_size):
+    """What kernel cell (i, j) of every window reads: (..., out_h, out_w, c), a strided view."""
+    (_, (sh, sw), (dh, dw)), (out_h, out_w) = geometry, out_size
+    return x[..., i * dh:i * dh + (out_h - 1) * sh + 1:sh,
+             j * dw:j * dw + (out_w - 1) * sw + 1:sw, :]
+
+
+def _depthwise_forward(x, w, geometry):
+    (kh, kw), size = geometry[0], _out_size(x.shape, geometry)
+    out = backend.array_module(x).zeros(x.shape[:-3] + size + w.shape[2:], dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out += _cell(x, i, j, geometry, size)[..., None] * w[i, j]
+    return out.reshape(out.shape[:-2] + (-1,))
+
+
+def _depthwise_array_vjp(g, out, needs, x, w, geometry):
+    """Both gradients, a kernel cell at a time (a Jacobian's leading axes of ``g`` go
+    through)."""
+    (kh, kw), (cin, mult) = geometry[0], w.shape[2:]
+    g = g.reshape(g.shape[:-1] + (cin, mult))
+    size, lead = g.shape[-4:-2], g.shape[:g.ndim - 5]
+    xp = backend.array_module(g)
+    g_x = g_w = None
+    if needs[0]:
+        g_x = _add_cells(xp.zeros(lead + x.shape, dtype=g.dtype),
+                         lambda i, j: xp.einsum("...cm,cm->...c", g, w[i, j]), geometry, size)
+    if needs[1]:
+        g_w = xp.zeros(lead + w.shape, dtype=g.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                g_w[..., i, j, :, :] = xp.einsum("nhwc,...nhwcm->...cm",
+                                                 _cell(x, i, j, geometry, size), g)
+    return g_x, g_w
+
+
+def _depthwise_cotangent(g, w):
+    """The cotangent ``g`` (..., out_h, out_w, c * m) as (..., out_h, out_w, 1, 1, c, m)."""
+    g = reshape(g, tuple(g.shape[:-1]) + tuple(w.shape[2:]))
+    return expand_dims(expand_dims(g, -3), -3)
+
+
+def _depthwise_vjp_x(g, out, x, w, geometry):
+    windows = reduce_sum(multiply(_depthwise_cotangent(g, w), w), axis=-1)
+    return _overlap_add(windows, height=x.shape[1], width=x.shape[2], geometry=geometry)
+
+
+def _depthwise_vjp_w(g, out, x, w, geometry):
+    windows = expand_dims(_windows(x, geometry=geometry), -1)  # (n, oh, ow, kh, kw, c, 1)
+    return reduce_sum(multiply(windows, _depthwise_cotangent(g, w)), axis=(-7, -6, -5))
+
+
+_depthwise = define("depthwise", _depthwise_forward, _depthwise_vjp_x, _depthwise_vjp_w,
+                    array_vjp=_depthwise_array_vjp, same_dtype=True)
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """``tf.nn.depthwise_conv2d``: each input channel ``k`` convolved with its own filters
+    ``filter[:, :, k, :]`` (shape (kh, kw, in_channels, channel_multiplier)), output channel
+    ``k * channel_multiplier + q``; ``strides`` [1, sh, sw, 1] (or a pair), ``padding`` and
+    ``dilations`` as ``conv2d``'s."""
+    x, w, geometry = _conv2d_operands("depthwise_conv2d", input, filter, strides, padding,
+                                      data_format or "NHWC", dilations)
+    return _depthwise(x, w, geometry=geometry)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     data_format=None, dilations=None, name=None):
+    """``tf.nn.separable_conv2d``: ``depthwise_conv2d`` with ``depthwise_filter`` (kh, kw, in,
+    m), then a 1x1 ``conv2d`` with ``pointwise_filter`` (1, 1, in * m, out) mixing the
+    channels."""
+    d, p = convert_to_tensor(depthwise_filter), convert_to_tensor(pointwise_filter)
+    if p.ndim != 4 or p.shape[:2] != (1, 1) or (d.ndim == 4 and p.shape[2] != d.shape[2] *
+                                                 d.shape[3]):
+        raise ValueError(f"separable_conv2d: pointwise_filter must have shape (1, 1, in * "
+                         f"multiplier, out) for a depthwise_filter of shape {d.shape}, got "
+                         f"{p.shape}")
+    depthwise = depthwise_conv2d(input, d, strides, padding, data_format, dilations)
+    return conv2d(depthwise, p, 1, "VALID")
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002

@@ -26,6 +26,7 @@ from .lambda_layer import Lambda
 from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                       average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .model import Model
+from .preprocessing import CategoryEncoding, Discretization, IntegerLookup, Normalization
 from .normalization import BatchNormalization, LayerNormalization, UnitNormalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
@@ -50,4 +51,5 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "subtract", "UnitNormalization", "ActivityRegularization", "GaussianDropout",
            "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
-           "ZeroPadding2D"]
+           "ZeroPadding2D", "CategoryEncoding", "Discretization", "IntegerLookup",
+           "Normalization"]

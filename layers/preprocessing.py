@@ -14,9 +14,11 @@ import math
 import numpy as np
 
 import framework as fw
+from framework.engine import backend
 
 from .base import LAYERS, Layer
 from .node import is_symbolic
+from .scope import calls
 
 EPSILON = 1e-7  # keras.config.epsilon(): the floor of Normalization's standard deviation
 ENCODINGS = ("one_hot", "multi_hot", "count")
@@ -26,15 +28,18 @@ def _batches(data, layer, steps=None):
     """``adapt``'s data as host arrays: one array (an array or a tensor), or the batches of an
     iterable (a ``fw.data.Dataset``, a list, a generator; the first of a pair ``(x, y)``)."""
     if isinstance(data, (np.ndarray, fw.Tensor)) or np.isscalar(data):
-        return [np.asarray(data)]
+        return [_host(data)]
     if not hasattr(data, "__iter__"):
         raise TypeError(f"{layer}.adapt: data must be an array, a tensor or an iterable of "
                         f"batches, got {type(data).__name__}")
-    batches = [np.asarray(b[0] if isinstance(b, tuple) else b)
-               for b in itertools.islice(data, steps)]
+    batches = [_host(b[0] if isinstance(b, tuple) else b) for b in itertools.islice(data, steps)]
     if not batches:
         raise ValueError(f"{layer}.adapt: data has no batches")
     return batches
+
+
+def _host(batch):
+    return np.asarray(batch.numpy() if isinstance(batch, fw.Tensor) else batch)
 
 
 def _encode(indices, depth, mode, dtype, count_weights=None):
@@ -88,9 +93,9 @@ class Normalization(Layer):
     ``mean`` and ``variance`` are given, or learned by ``adapt(data)`` (Keras's population
     variance, batches merged by Keras's running formula) into the non-trainable weights
     ``mean``, ``variance`` and ``count`` (Keras's three, kept at 0 as Keras does), which
-    ``save``/``load_weights`` carry. Called on data before either, the layer raises; in a
-    model defined on ``Input``, it holds Keras's initial mean 0 and variance 1 until adapted
-    or loaded.
+    ``save``/``load_weights`` carry. Called on data before either, the layer raises; inside
+    a model it holds Keras's initial mean 0 and variance 1 until adapted or loaded (what
+    Keras does), so a model can be defined, built and loaded before ``adapt``.
     """
 
     supports_masking = True
@@ -153,7 +158,7 @@ class Normalization(Layer):
 
     def __call__(self, inputs, *args, **kwargs):
         if self.input_mean is None and not hasattr(self, "adapt_mean") and \
-                not is_symbolic(inputs):
+                not calls.frames and not is_symbolic(inputs):
             raise ValueError(f"Normalization '{self.name}' was called before adapt(): give it "
                              f"mean and variance, or call adapt(data) first")
         return super().__call__(inputs, *args, **kwargs)
@@ -201,8 +206,9 @@ class Normalization(Layer):
             total_var = (total_var + (total_mean - new_mean) ** 2) * (1 - weight) + \
                 (var + (mean - new_mean) ** 2) * weight
             total_mean = new_mean
-        self.adapt_mean.assign(np.asarray(total_mean, self._variable_dtype))
-        self.adapt_variance.assign(np.asarray(total_var, self._variable_dtype))
+        for variable, value in ((self.adapt_mean, total_mean), (self.adapt_variance, total_var)):
+            variable.assign(backend.to_device(np.asarray(value, self._variable_dtype),
+                                              variable.device))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -335,7 +341,7 @@ class Discretization(Layer):
         boundaries = fw.constant(self.bin_boundaries, dtype=inputs.dtype
                                  if inputs.dtype.is_floating else self.dtype)
         flat = fw.reshape(fw.cast(inputs, boundaries.dtype), [-1])
-        indices = fw.reshape(fw.searchsorted(boundaries, flat, side="right"), fw.shape(inputs))
+        indices = fw.reshape(fw.searchsorted(boundaries, flat, side="right"), inputs.shape)
         if self.output_mode == "int":
             return indices
         return _encode(indices, len(self.bin_boundaries) + 1, self.output_mode, self.dtype)
@@ -456,15 +462,15 @@ class IntegerLookup(Layer):
             flat = fw.reshape(inputs, [-1])
             at = fw.minimum(fw.searchsorted(ordered, flat, out_type=fw.int64),
                             len(order) - 1)
-            found = fw.reshape(fw.gather(ordered, at) == flat, fw.shape(inputs))
+            found = fw.reshape(fw.gather(ordered, at) == flat, inputs.shape)
             known = fw.reshape(fw.gather(fw.constant(order.astype(np.int64) + offset), at),
-                               fw.shape(inputs))
+                               inputs.shape)
         else:
             found, known = fw.zeros_like(inputs, fw.bool), inputs
         if self.num_oov_indices:
             oov = fw.math.floormod(inputs, fw.constant(self.num_oov_indices, fw.int64)) + mask
         else:
-            oov = fw.fill(fw.shape(inputs), fw.constant(-1, fw.int64))
+            oov = fw.zeros_like(inputs) - 1
         indices = fw.where(found, known, oov)
         if self.mask_token is not None:
             indices = fw.where(inputs == self.mask_token, fw.zeros_like(indices), indices)

@@ -143,8 +143,8 @@ def image_cases(rng):
         "center_crop": case(C(3, 4), images),
         "center_crop_odd": case(C(2, 3), images),
         "center_crop_larger": case(C(6, 6), images),
-        "random_flip": case(keras.layers.RandomFlip(), images),
-        "random_contrast": case(keras.layers.RandomContrast(0.5), images),
+        "random_flip": case(keras.layers.RandomFlip(), images, training=False),
+        "random_contrast": case(keras.layers.RandomContrast(0.5), images, training=False),
     }
 
 

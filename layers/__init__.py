@@ -12,7 +12,8 @@ layers that merge branches; ``regularization`` the noise layers beside Dropout;
 by Keras's names.
 """
 from . import activations, constraints, initializers, regularizers
-from .augmentation import CenterCrop, RandomContrast, RandomFlip, Resizing
+from .augmentation import (CenterCrop, RandomContrast, RandomFlip, RandomRotation,
+                           RandomTranslation, RandomZoom, Resizing)
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .activation_layers import ELU, Activation, LeakyReLU, ReLU, Softmax
 from .base import LAYERS, Layer
@@ -53,4 +54,5 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
            "ZeroPadding2D", "CategoryEncoding", "Discretization", "IntegerLookup",
-           "Normalization", "CenterCrop", "RandomContrast", "RandomFlip", "Resizing"]
+           "Normalization", "CenterCrop", "RandomContrast", "RandomFlip", "Resizing",
+           "RandomRotation", "RandomTranslation", "RandomZoom"]

@@ -10,6 +10,8 @@ drives, or with ``seed`` a ``fw.random.Generator`` of the layer's own), so a tra
 ``fw.function`` draws afresh on every call; their random numbers are not Keras's (the
 distributions are).
 """
+import numpy as np
+
 import framework as fw
 
 from .base import LAYERS, Layer
@@ -213,3 +215,201 @@ class RandomContrast(_Augmentation):
     def get_config(self):
         return {**super().get_config(), "factor": list(self.factor),
                 "value_range": list(self.value_range)}
+
+
+# --- the geometric augmentations: TensorFlow's projective transform, as ops ------------------
+FILL_MODES = ("reflect", "wrap", "constant", "nearest")
+
+
+def _floor_int(x):
+    return fw.cast(fw.floor(x), fw.int64)
+
+
+def _mapped(coordinate, size, fill_mode):
+    """TensorFlow's ``MapCoordinate``: a source coordinate outside ``[0, size - 1]`` brought
+    inside by ``fill_mode`` (``constant`` keeps it: such reads give ``fill_value``)."""
+    if fill_mode == "constant":
+        return coordinate
+    top = float(size - 1)
+    if fill_mode == "nearest" or size <= 1:
+        return fw.clip_by_value(coordinate, 0.0, top) if size > 1 else coordinate * 0.0
+    if fill_mode == "reflect":  # (d c b a | a b c d | d c b a)
+        period = 2.0 * size
+        low = fw.where(coordinate < -period,
+                       period * fw.floor(-coordinate / period) + coordinate, coordinate)
+        low = fw.where(low < -size, low + period, -low - 1.0)
+        high = coordinate - period * fw.floor(coordinate / period)
+        high = fw.where(high >= size, period - high - 1.0, high)
+    else:  # wrap: (a b c d | a b c d | a b c d)
+        low = coordinate + size * (fw.floor(-coordinate / top) + 1.0)
+        high = coordinate - size * fw.floor(coordinate / top)
+    inside = fw.where(coordinate > top, high, coordinate)
+    return fw.clip_by_value(fw.where(coordinate < 0.0, low, inside), 0.0, top)
+
+
+def _transformed(images, matrix, interpolation, fill_mode, fill_value):
+    """``ImageProjectiveTransformV3`` for affine maps, built from ops: output pixel ``(x, y)``
+    (column, row) reads the input at ``(a0 x + a1 y + a2, b0 x + b1 y + b2)``, each of
+    ``matrix``'s six entries one per image (shape ``[batch, 1, 1]``), mapped inside by
+    ``fill_mode`` and read bilinearly (the four neighbours, those outside reading
+    ``fill_value``) or at the nearest pixel (halves away from zero). The gradient reaches
+    ``images`` through the gathers."""
+    batch, height, width, channels = images.shape
+    xs = fw.constant(np.arange(width, dtype=np.float32).reshape(1, 1, width))
+    ys = fw.constant(np.arange(height, dtype=np.float32).reshape(1, height, 1))
+    a0, a1, a2, b0, b1, b2 = matrix
+    x = _mapped(a0 * xs + a1 * ys + a2, width, fill_mode)
+    y = _mapped(b0 * xs + b1 * ys + b2, height, fill_mode)
+    flat = fw.reshape(images, [batch * height * width, channels])
+    first = fw.constant((np.arange(batch) * height * width).reshape(batch, 1, 1))
+    fill = fw.constant(fill_value, images.dtype)
+
+    def read(row, col):
+        inside = (row >= 0) & (row < height) & (col >= 0) & (col < width)
+        at = first + fw.clip_by_value(row, 0, height - 1) * width + \
+            fw.clip_by_value(col, 0, width - 1)
+        return fw.where(fw.expand_dims(inside, -1), fw.gather(flat, at), fill)
+
+    if interpolation == "nearest":
+        return read(*(fw.cast(fw.where(c < 0.0, -fw.floor(0.5 - c), fw.floor(c + 0.5)),
+                              fw.int64) for c in (y, x)))
+    y0, x0 = fw.floor(y), fw.floor(x)
+    row, col = _floor_int(y), _floor_int(x)
+
+    def weight(w):
+        return fw.expand_dims(fw.cast(w, images.dtype), -1)
+
+    wx1, wx0, wy1, wy0 = (weight(w) for w in (x - x0, x0 + 1.0 - x, y - y0, y0 + 1.0 - y))
+    upper = wx0 * read(row, col) + wx1 * read(row, col + 1)
+    lower = wx0 * read(row + 1, col) + wx1 * read(row + 1, col + 1)
+    return wy0 * upper + wy1 * lower
+
+
+def _factor_pair(value, what, layer, low, high, closed_low=True):
+    """Keras's factor: a number ``f`` (the range ``(-|f|, |f|)``) or a pair, sorted."""
+    def fits(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            (low <= v if closed_low else low < v) and v <= high
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(fits(v) for v in value):
+        return tuple(sorted(value))
+    if fits(value):
+        return -abs(value), abs(value)
+    raise ValueError(f"{layer}: {what} must be a number or a pair of numbers in "
+                     f"{'[' if closed_low else '('}{low}, {high}], got {value!r}")
+
+
+class _Transform(_Augmentation):
+    """A geometric augmentation: ``fill_mode`` (``reflect``, ``wrap``, ``constant`` with
+    ``fill_value``, ``nearest``) says what the pixels from outside the image are, and
+    ``interpolation`` (``bilinear``, ``nearest``) how the image is read between pixels."""
+
+    def __init__(self, fill_mode="reflect", interpolation="bilinear", seed=None,
+                 fill_value=0.0, data_format=None, **kwargs):
+        name = type(self).__name__
+        checks = {"fill_mode": (fill_mode, FILL_MODES),
+                   "interpolation": (interpolation, ("bilinear", "nearest"))}
+        for what, (value, allowed) in checks.items():
+            if value not in allowed:
+                raise ValueError(f"{name}: {what} must be one of {', '.join(allowed)}, got "
+                                 f"{value!r}")
+        if isinstance(fill_value, bool) or not isinstance(fill_value, (int, float)):
+            raise ValueError(f"{name}: fill_value must be a number, got {fill_value!r}")
+        super().__init__(seed, data_format, **kwargs)
+        self.fill_mode, self.interpolation, self.fill_value = fill_mode, interpolation, \
+            fill_value
+
+    def _augment(self, images):
+        batched = images.shape.rank == 4
+        images = images if batched else fw.expand_dims(images, 0)
+        out = _transformed(images, self._matrix(images.shape[0], images.shape[1],
+                                                images.shape[2]),
+                           self.interpolation, self.fill_mode, self.fill_value)
+        return out if batched else out[0]
+
+    def _draw(self, batch, low, high):
+        """One float32 draw per image in ``[low, high)``, shaped ``[batch, 1, 1]``."""
+        if self._generator is None:
+            return fw.random.uniform([batch, 1, 1], low, high)
+        return self._generator.uniform([batch, 1, 1], low, high)
+
+    def get_config(self):
+        return {**super().get_config(), "fill_mode": self.fill_mode,
+                "fill_value": self.fill_value, "interpolation": self.interpolation}
+
+
+@LAYERS.register
+class RandomRotation(_Transform):
+    """In training, each image turned about its centre by an angle drawn uniformly in
+    ``factor`` (fractions of a full turn, counter-clockwise positive; a number ``f`` means
+    ``(-f, f)``), as Keras 3's matrix."""
+
+    def __init__(self, factor, fill_mode="reflect", interpolation="bilinear", seed=None,
+                 fill_value=0.0, data_format=None, **kwargs):
+        self.factor = _factor_pair(factor, "factor", "RandomRotation", -1, 1)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
+
+    def _matrix(self, batch, height, width):
+        angle = self._draw(batch, self.factor[0] * 360.0, self.factor[1] * 360.0) * \
+            np.float32(np.pi / 180.0)
+        cos, sin = fw.cos(angle), fw.sin(angle)
+        cx, cy = 0.5 * (width - 1), 0.5 * (height - 1)
+        return cos, -sin, cx - cx * cos + cy * sin, sin, cos, cy - cx * sin - cy * cos
+
+    def get_config(self):
+        return {**super().get_config(), "factor": list(self.factor)}
+
+
+@LAYERS.register
+class RandomZoom(_Transform):
+    """In training, each image zoomed about its centre by ``1 + z``, ``z`` drawn uniformly in
+    ``height_factor`` (negative: zoom in, positive: zoom out; a number ``f`` means ``(-f,
+    f)``), its width by ``width_factor``'s draw, or, when None, the same as its height."""
+
+    def __init__(self, height_factor, width_factor=None, fill_mode="reflect",
+                 interpolation="bilinear", seed=None, fill_value=0.0, data_format=None,
+                 **kwargs):
+        self._height = _factor_pair(height_factor, "height_factor", "RandomZoom", -1, 1,
+                                    closed_low=False)
+        self._width = None if width_factor is None else \
+            _factor_pair(width_factor, "width_factor", "RandomZoom", -1, 1, closed_low=False)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
+        self.height_factor, self.width_factor = height_factor, width_factor
+
+    def _matrix(self, batch, height, width):
+        zy = self._draw(batch, 1.0 + self._height[0], 1.0 + self._height[1])
+        zx = zy if self._width is None else \
+            self._draw(batch, 1.0 + self._width[0], 1.0 + self._width[1])
+        zero = zx * 0.0
+        return zx, zero, (width - 1) / 2.0 * (1.0 - zx), zero, zy, \
+            (height - 1) / 2.0 * (1.0 - zy)
+
+    def get_config(self):
+        return {**super().get_config(), "height_factor": self.height_factor,
+                "width_factor": self.width_factor}
+
+
+@LAYERS.register
+class RandomTranslation(_Transform):
+    """In training, each image shifted down by a fraction of its height drawn uniformly in
+    ``height_factor`` and right by one of its width in ``width_factor`` (negative: up, left;
+    a number ``f`` means ``(-f, f)``)."""
+
+    def __init__(self, height_factor, width_factor, fill_mode="reflect",
+                 interpolation="bilinear", seed=None, fill_value=0.0, data_format=None,
+                 **kwargs):
+        self._height = _factor_pair(height_factor, "height_factor", "RandomTranslation", -1, 1,
+                                    closed_low=False)
+        self._width = _factor_pair(width_factor, "width_factor", "RandomTranslation", -1, 1,
+                                   closed_low=False)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
+        self.height_factor, self.width_factor = height_factor, width_factor
+
+    def _matrix(self, batch, height, width):
+        dy = self._draw(batch, self._height[0], self._height[1]) * float(height)
+        dx = self._draw(batch, self._width[0], self._width[1]) * float(width)
+        one, zero = dx * 0.0 + 1.0, dx * 0.0
+        return one, zero, -dx, zero, one, -dy
+
+    def get_config(self):
+        return {**super().get_config(), "height_factor": self.height_factor,
+                "width_factor": self.width_factor}

@@ -148,6 +148,33 @@ def image_cases(rng):
     }
 
 
+def transform_cases(rng):
+    """The geometric augmentations with a range of one value each (a fixed angle, zoom or
+    shift: Keras's draw is then that value), so their outputs are Keras's exactly."""
+    images = normal(rng, (2, 5, 6, 2))
+    Rot, Zoom, Move = (keras.layers.RandomRotation, keras.layers.RandomZoom,
+                       keras.layers.RandomTranslation)
+    cases = {
+        "rotation": (Rot((0.1, 0.1)), images),
+        "rotation_constant_nearest": (Rot((-0.3, -0.3), fill_mode="constant",
+                                          interpolation="nearest", fill_value=0.5), images),
+        "rotation_wrap": (Rot((0.2, 0.2), fill_mode="wrap"), images),
+        "rotation_nearest": (Rot((0.15, 0.15), fill_mode="nearest"), images),
+        "rotation_unbatched": (Rot((0.4, 0.4)), images[0]),
+        "zoom_in": (Zoom((-0.4, -0.4)), images),
+        "zoom_out_constant": (Zoom((0.5, 0.5), (0.3, 0.3), fill_mode="constant"), images),
+        "zoom_out_reflect": (Zoom((0.9, 0.9), (0.7, 0.7)), images),
+        "zoom_out_wrap": (Zoom((0.8, 0.8), fill_mode="wrap"), images),
+        "translation": (Move((0.3, 0.3), (-0.25, -0.25)), images),
+        "translation_far_reflect": (Move((0.9, 0.9), (-0.8, -0.8)), images),
+        "translation_wrap": (Move((-0.5, -0.5), (0.45, 0.45), fill_mode="wrap"), images),
+        "translation_nearest": (Move((0.4, 0.4), (0.5, 0.5), fill_mode="nearest"), images),
+        "translation_constant": (Move((-0.2, -0.2), (0.1, 0.1), fill_mode="constant",
+                                      fill_value=-1.0), images),
+    }
+    return {name: case(layer, x, training=True) for name, (layer, x) in cases.items()}
+
+
 def normalization_model(rng):
     """Normalization adapted to data, then Dense: the outputs, saved and loaded by the test."""
     data = normal(rng, (30, 4), 2.0, 3.0)
@@ -166,7 +193,8 @@ def main():
     rng = np.random.default_rng(0)
     out = {"normalization": normalization_cases(rng), "category_encoding": encoding_cases(),
            "discretization": discretization_cases(rng), "integer_lookup": lookup_cases(),
-           "images": image_cases(rng), "normalization_model": normalization_model(rng),
+           "images": image_cases(rng), "transforms": transform_cases(rng),
+           "normalization_model": normalization_model(rng),
            "versions": {"tensorflow": tf.__version__, "keras": keras.__version__}}
     with open(os.path.join(HERE, "keras_preprocessing_reference.json"), "w") as f:
         json.dump(out, f)

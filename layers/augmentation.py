@@ -1,14 +1,17 @@
 """Keras 3's image preprocessing layers: ``Resizing`` and ``CenterCrop`` (deterministic, in
-training and inference), and the augmentations ``RandomFlip`` and ``RandomContrast``, which
-draw when training and are the identity at inference (``predict``, ``evaluate``, or a call
-with ``training=False``). As in Keras 3, their ``training`` defaults to True: a direct call
-``layer(images)``, or a model's ``model(images)`` that does not say, augments. Images are ``[batch,] height, width, channels``
-(``channels_last``, the only layout here); outputs are float32 (the layer's dtype), as Keras.
+training and inference), and the augmentations ``RandomFlip``, ``RandomContrast``,
+``RandomRotation``, ``RandomZoom`` and ``RandomTranslation``, which draw when training and are
+the identity at inference (``predict``, ``evaluate``, or a call with ``training=False``). As
+in Keras 3, their ``training`` defaults to True: a direct call ``layer(images)``, or a
+model's ``model(images)`` that does not say, augments. Images are ``[batch,] height, width,
+channels`` (``channels_last``, the only layout here); outputs are in the layer's dtype
+(float32), as Keras.
 
 The augmentations draw with ``fw.random`` (the global generator, which ``fw.random.set_seed``
 drives, or with ``seed`` a ``fw.random.Generator`` of the layer's own), so a traced
 ``fw.function`` draws afresh on every call; their random numbers are not Keras's (the
-distributions are).
+distributions are). Given one transform, the geometric ones give Keras's pixels exactly:
+TensorFlow's projective transform, written with ops (``_transformed``).
 """
 import numpy as np
 

@@ -292,9 +292,88 @@ def test_random_flip_passes_gradients_through_the_flip():
     np.testing.assert_allclose(grad[~flipped], IMAGES[~flipped])
 
 
+# --- the geometric augmentations, at fixed factors: Keras's own outputs ------------------------
+TRANSFORMS = REFERENCE["transforms"]
+TRANSFORM_CLASSES = {"rotation": "RandomRotation", "zoom": "RandomZoom",
+                     "translation": "RandomTranslation"}
+
+
+def transform(name, **kwargs):
+    case = TRANSFORMS[name]
+    config = {k: v for k, v in case["keras_config"].items() if k not in ("name", "dtype")}
+    return getattr(layers, TRANSFORM_CLASSES[name.split("_")[0]])(**config, **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_geometric_augmentations_at_a_fixed_factor_match_keras(name):
+    case = TRANSFORMS[name]
+    layer, x = transform(name), np.array(case["x"], np.float32)
+    close(layer(x, training=True), case["y"])
+    np.testing.assert_array_equal(layer(x, training=False), x)
+    config = layer.get_config()
+    assert set(config) == set(case["keras_config"])
+    for key, value in case["keras_config"].items():
+        if key not in ("name", "dtype"):
+            assert json.loads(json.dumps(config[key])) == value, key
+    assert type(layer).from_config(config).get_config() == config
+    assert list(layer.compute_output_shape(x.shape)) == list(x.shape)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_geometric_augmentations_trace_and_replay_with_new_images(name):
+    layer, x = transform(name), np.array(TRANSFORMS[name]["x"], np.float32)
+    traced = fw.function(lambda t: layer(t, training=True))
+    close(traced(x), TRANSFORMS[name]["y"])
+    second = np.random.default_rng(7).normal(size=x.shape).astype(np.float32)
+    close(traced(second), layer(second, training=True), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["rotation", "zoom_out_constant", "translation_wrap",
+                                  "translation_nearest"])
+def test_geometric_augmentations_gradients_equal_finite_differences(name):
+    layer = transform(name, dtype="float64")
+    x = np.random.default_rng(3).normal(size=np.shape(TRANSFORMS[name]["x"]))
+    check_gradients(lambda t: layer(t, training=True), x, order=2)
+
+
+@pytest.mark.parametrize("make", [lambda: layers.RandomRotation(0.0),
+                                  lambda: layers.RandomZoom(0.0),
+                                  lambda: layers.RandomTranslation(0.0, 0.0)])
+def test_a_factor_range_of_zero_is_the_identity(make):
+    close(make()(IMAGES, training=True), IMAGES, rtol=0, atol=1e-5)
+
+
+def test_a_quarter_turn_of_a_square_image_is_rot90():
+    x = np.random.default_rng(2).normal(size=(3, 5, 5, 2)).astype(np.float32)
+    turned = layers.RandomRotation((0.25, 0.25))(x, training=True).numpy()
+    close(turned, np.rot90(x, axes=(1, 2)), rtol=0, atol=1e-5)  # (counter-clockwise)
+
+
+def test_an_integer_translation_shifts_the_pixels_exactly():
+    x = np.random.default_rng(2).normal(size=(2, 5, 5, 1)).astype(np.float32)
+    moved = layers.RandomTranslation((0.4, 0.4), (-0.2, -0.2), fill_mode="constant")(
+        x, training=True).numpy()
+    close(moved[:, 2:, :4], x[:, :3, 1:], rtol=0, atol=1e-6)  # (2 rows down, 1 column left)
+    assert (moved[:, :2] == 0).all() and (moved[:, :, 4] == 0).all()
+
+
+@pytest.mark.parametrize("make", [lambda: layers.RandomRotation(0.2),
+                                  lambda: layers.RandomZoom(0.3),
+                                  lambda: layers.RandomTranslation(0.2, 0.2)])
+def test_geometric_augmentations_draw_one_transform_per_image_afresh_each_call(make):
+    layer = make()
+    step = fw.function(lambda t: layer(t, training=True))
+    x = np.repeat(IMAGES[:1], 8, axis=0)
+    first, second = step(x).numpy(), step(x).numpy()
+    assert not np.array_equal(first, second)
+    assert len({first[i].tobytes() for i in range(8)}) == 8  # (a draw per image)
+    np.testing.assert_array_equal(layer(x, training=False), x)
+
+
 def test_the_new_names_are_in_fw_keras_layers():
     for name in ["Normalization", "CategoryEncoding", "Discretization", "IntegerLookup",
-                 "Resizing", "CenterCrop", "RandomFlip", "RandomContrast"]:
+                 "Resizing", "CenterCrop", "RandomFlip", "RandomContrast", "RandomRotation",
+                 "RandomZoom", "RandomTranslation"]:
         assert getattr(keras.layers, name) is getattr(layers, name)
         assert layers.LAYERS.lookup(name) is getattr(layers, name)
 
@@ -341,6 +420,16 @@ BAD = [
     (lambda: layers.RandomFlip("diagonal"), "RandomFlip: mode"),
     (lambda: layers.RandomContrast(1.5), "RandomContrast: factor"),
     (lambda: layers.RandomContrast(0.5, value_range=(1, 0)), "RandomContrast: value_range"),
+    (lambda: layers.RandomRotation(1.5), "RandomRotation: factor"),
+    (lambda: layers.RandomRotation(0.1, fill_mode="mirror"), "RandomRotation: fill_mode"),
+    (lambda: layers.RandomRotation(0.1, interpolation="bicubic"),
+     "RandomRotation: interpolation"),
+    (lambda: layers.RandomZoom((-1.0, 0.2)), "RandomZoom: height_factor"),
+    (lambda: layers.RandomZoom(0.2, "a"), "RandomZoom: width_factor"),
+    (lambda: layers.RandomTranslation(0.1, (0.1, 0.2, 0.3)), "RandomTranslation: width_factor"),
+    (lambda: layers.RandomTranslation(0.1, 0.1, fill_value="x"), "RandomTranslation: fill_value"),
+    (lambda: layers.RandomZoom(0.1)(np.ones((4, 4)), training=True),
+     "RandomZoom 'p' takes images of rank 3"),
 ]
 
 

@@ -186,7 +186,23 @@ def normalization_model(rng):
     x = normal(rng, (5, 4), 2.0, 3.0)
     return {"adapt": data.tolist(), "dense": [w.tolist() for w in weights], "x": x.tolist(),
             "y": np.asarray(model(x)).tolist(),
-            "weight_paths": [w.path for w in model.weights]}
+            "weight_paths": [w.path for w in model.weights],
+            "datasets": keras_weights_file(model)}
+
+
+def keras_weights_file(model):
+    """``{dataset key: value}`` of the ``.weights.h5`` file Keras writes for ``model``."""
+    import tempfile
+
+    import h5py
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.weights.h5")
+        model.save_weights(path)
+        datasets = {}
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda key, item: datasets.update(
+                {key: jsonable(item[()])} if isinstance(item, h5py.Dataset) else {}))
+    return datasets
 
 
 def main():

@@ -28,7 +28,8 @@ from .lambda_layer import Lambda
 from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                       average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .model import Model
-from .preprocessing import CategoryEncoding, Discretization, IntegerLookup, Normalization
+from .lookup import IntegerLookup, StringLookup
+from .preprocessing import CategoryEncoding, Discretization, Normalization
 from .normalization import BatchNormalization, LayerNormalization, UnitNormalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
@@ -55,4 +56,4 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
            "ZeroPadding2D", "CategoryEncoding", "Discretization", "IntegerLookup",
            "Normalization", "CenterCrop", "RandomContrast", "RandomFlip", "Resizing",
-           "RandomRotation", "RandomTranslation", "RandomZoom"]
+           "RandomRotation", "RandomTranslation", "RandomZoom", "StringLookup"]

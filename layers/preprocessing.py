@@ -1,12 +1,12 @@
-"""Keras 3's preprocessing layers for numbers and integer categories: ``Normalization``,
-``CategoryEncoding``, ``Discretization`` and ``IntegerLookup``, with Keras's arguments,
-defaults, config keys and output dtypes.
+"""Keras 3's preprocessing layers for numbers and categories: ``Normalization``,
+``CategoryEncoding`` and ``Discretization`` (the lookups are in ``lookup``), with Keras's
+arguments, defaults, config keys and output dtypes.
 
 ``call`` is made of framework ops (traced by ``fw.function``, recorded by the tape where
 differentiable: ``Normalization``'s gradient reaches its input). ``adapt`` runs outside the
 model, on the host data given to it: what it learns becomes the layer's state (Normalization's
-weights ``mean``/``variance``/``count``, as Keras saves them; the bin boundaries and the
-vocabulary in ``get_config``).
+weights ``mean``/``variance``/``count``, as Keras saves them; the bin boundaries in
+``get_config``).
 """
 import itertools
 import math
@@ -357,133 +357,3 @@ class Discretization(Layer):
         del config["trainable"]  # (Keras's Discretization config has no trainable)
         return config
 
-
-@LAYERS.register
-class IntegerLookup(Layer):
-    """Integer tokens to their index in a vocabulary (int64, as Keras): ``mask_token``, when
-    set, is index 0; then ``num_oov_indices`` indices for tokens not in the vocabulary (a
-    token goes to ``token mod num_oov_indices`` among them, Keras's ``floormod``); then the
-    vocabulary. ``invert=True`` maps indices back to tokens (``oov_token`` for the OOV ones
-    and those out of range). ``output_mode`` ``one_hot``, ``multi_hot`` or ``count`` encode
-    the indices over the vocabulary size as ``CategoryEncoding`` does.
-
-    ``adapt(data)`` takes the vocabulary from data by decreasing frequency (ties: the larger
-    token first, Keras's order), at most ``max_tokens`` indices in all. Unlike Keras, which
-    keeps an adapted vocabulary as an asset of the ``.keras`` file, ``get_config`` holds it
-    under ``vocabulary``, so a saved model keeps it. With ``num_oov_indices=0`` a token not in
-    the vocabulary gives -1 (Keras raises while running). ``sparse``, ``tf_idf``, idf weights
-    and ``pad_to_max_tokens`` are not supported."""
-
-    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1,
-                 vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
-                 output_mode="int", sparse=False, pad_to_max_tokens=False,
-                 oov_method="floormod", salt=None, vocabulary_size=None, **kwargs):
-        super().__init__(**kwargs)
-        where = "IntegerLookup"
-        self.num_oov_indices = _positive_int(num_oov_indices, "num_oov_indices", where, 0)
-        for what, value in (("mask_token", mask_token), ("oov_token", oov_token)):
-            if value is not None and (isinstance(value, bool) or
-                                      not isinstance(value, (int, np.integer))):
-                raise ValueError(f"{where}: {what} must be an integer or None, got {value!r}")
-        self.output_mode = _choice(output_mode, ("int",) + ENCODINGS, "output_mode", where)
-        _choice(vocabulary_dtype, ("int64",), "vocabulary_dtype", where)
-        _choice(oov_method, ("floormod",), "oov_method", where)
-        for what, value in (("idf_weights", idf_weights), ("sparse", sparse or None),
-                            ("pad_to_max_tokens", pad_to_max_tokens or None), ("salt", salt)):
-            if value is not None:
-                raise ValueError(f"{where}: {what}={value!r} is not supported")
-        if invert and output_mode != "int":
-            raise ValueError(f"{where}: invert=True needs output_mode='int', got "
-                             f"{output_mode!r}")
-        self.max_tokens = None if max_tokens is None else \
-            _positive_int(max_tokens, "max_tokens", where, self._specials(mask_token) + 1)
-        self.mask_token, self.oov_token, self.invert = mask_token, oov_token, bool(invert)
-        self.vocabulary = None
-        if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
-
-    def _specials(self, mask_token):
-        return self.num_oov_indices + (mask_token is not None)
-
-    def set_vocabulary(self, vocabulary):
-        """Use ``vocabulary`` (distinct integers, without the mask and OOV tokens)."""
-        tokens = np.asarray(vocabulary)
-        if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or len(set(tokens.tolist())) != \
-                len(tokens) or {self.mask_token, self.oov_token} & set(tokens.tolist()):
-            raise ValueError(f"IntegerLookup: vocabulary must be a list of distinct integers "
-                             f"without the mask and OOV tokens, got {vocabulary!r}")
-        self.vocabulary = [int(t) for t in tokens]
-
-    def get_vocabulary(self):
-        """Every index's token, Keras's way: the mask token, the OOV token (once, however many
-        OOV indices), then the vocabulary."""
-        return ([] if self.mask_token is None else [self.mask_token]) + \
-            ([self.oov_token] if self.num_oov_indices else []) + list(self.vocabulary or [])
-
-    def vocabulary_size(self):
-        return self._specials(self.mask_token) + len(self.vocabulary or [])
-
-    def adapt(self, data, steps=None):
-        """Take the vocabulary from ``data`` (an array, a tensor, or an iterable of batches read
-        up to ``steps``): its tokens by decreasing count, ties broken by the larger token."""
-        batches = _batches(data, f"IntegerLookup '{self.name}'", steps)
-        tokens, counts = np.unique(np.concatenate([b.reshape(-1) for b in batches])
-                                   .astype(np.int64), return_counts=True)
-        keep = ~np.isin(tokens, [t for t in (self.mask_token, self.oov_token) if t is not None])
-        tokens, counts = tokens[keep], counts[keep]
-        order = np.lexsort((tokens, counts))[::-1]
-        limit = None if self.max_tokens is None else \
-            self.max_tokens - self._specials(self.mask_token)
-        self.vocabulary = tokens[order][:limit].tolist()
-
-    def call(self, inputs):
-        if self.vocabulary is None:
-            raise ValueError(f"IntegerLookup '{self.name}' was called before adapt(): give it a "
-                             f"vocabulary, or call adapt(data) first")
-        inputs = fw.cast(inputs, fw.int64)
-        if self.invert:
-            table = fw.constant(self.get_vocabulary(), fw.int64)
-            inside = (inputs >= 0) & (inputs < self.vocabulary_size())
-            picked = fw.gather(table, fw.clip_by_value(inputs, 0, self.vocabulary_size() - 1))
-            return fw.where(inside, picked, fw.constant(self.oov_token, fw.int64))
-        indices = self._indices(inputs)
-        if self.output_mode == "int":
-            return indices
-        return _encode(indices, self.vocabulary_size(), self.output_mode, np.dtype(np.int64))
-
-    def _indices(self, inputs):
-        """The lookup as ops: a binary search in the sorted vocabulary, then a check that the
-        token found is the token asked for."""
-        offset = self._specials(self.mask_token)
-        mask = int(self.mask_token is not None)
-        if self.vocabulary:
-            order = np.argsort(self.vocabulary, kind="stable")
-            ordered = fw.constant(np.asarray(self.vocabulary, np.int64)[order])
-            flat = fw.reshape(inputs, [-1])
-            at = fw.minimum(fw.searchsorted(ordered, flat, out_type=fw.int64),
-                            len(order) - 1)
-            found = fw.reshape(fw.gather(ordered, at) == flat, inputs.shape)
-            known = fw.reshape(fw.gather(fw.constant(order.astype(np.int64) + offset), at),
-                               inputs.shape)
-        else:
-            found, known = fw.zeros_like(inputs, fw.bool), inputs
-        if self.num_oov_indices:
-            oov = fw.math.floormod(inputs, fw.constant(self.num_oov_indices, fw.int64)) + mask
-        else:
-            oov = fw.zeros_like(inputs) - 1
-        indices = fw.where(found, known, oov)
-        if self.mask_token is not None:
-            indices = fw.where(inputs == self.mask_token, fw.zeros_like(indices), indices)
-        return indices
-
-    def compute_output_shape(self, input_shape):
-        return _encoded_shape(input_shape, self.vocabulary_size(), self.output_mode)
-
-    def get_config(self):
-        return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
-                "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
-                "mask_token": self.mask_token, "output_mode": self.output_mode,
-                "sparse": False, "pad_to_max_tokens": False, "vocabulary_dtype": "int64",
-                "idf_weights": None, "vocabulary": self.vocabulary,
-                "vocabulary_size": self.vocabulary_size(), "oov_method": "floormod",
-                "salt": None}

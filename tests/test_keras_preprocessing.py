@@ -17,7 +17,8 @@ from framework.test import check_gradients
 REFERENCE = json.loads((pathlib.Path(__file__).parent / "reference" /
                         "keras_preprocessing_reference.json").read_text())
 CLASSES = {"normalization": "Normalization", "category_encoding": "CategoryEncoding",
-           "discretization": "Discretization", "integer_lookup": "IntegerLookup"}
+           "discretization": "Discretization", "integer_lookup": "IntegerLookup",
+           "string_lookup": "StringLookup"}
 CASES = {f"{group}/{name}": (group, case) for group in (*CLASSES, "images")
          for name, case in REFERENCE[group].items()}
 
@@ -56,7 +57,7 @@ def made(key, adapted=True):
 
 
 def x_of(case):
-    return np.array(case["x"], case["x_dtype"])
+    return np.array(case["x"], str if case["x_dtype"] == "str" else case["x_dtype"])
 
 
 def kwargs_of(case):
@@ -64,15 +65,22 @@ def kwargs_of(case):
 
 
 def close(actual, expected, **tolerance):
+    if np.asarray(expected).dtype.kind == "U":  # (tokens: equal, not close)
+        np.testing.assert_array_equal(np.asarray(actual), np.asarray(expected))
+        return
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected),
                                **(tolerance or {"rtol": 1e-5, "atol": 1e-5}))
+
+
+def dtype_name(tensor):
+    return "string" if tensor.dtype.kind == "U" else tensor.dtype.name
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_outputs_and_dtypes_match_keras(key):
     _, case = CASES[key]
     y = made(key)(x_of(case), **kwargs_of(case))
-    assert y.dtype.name == case["y_dtype"]
+    assert dtype_name(y) == case["y_dtype"]
     close(y, case["y"])
 
 
@@ -117,8 +125,9 @@ def test_output_shapes_symbolic_and_computed(key):
     _, case = CASES[key]
     x = x_of(case)
     expected = list(np.shape(case["y"]))
-    symbolic = made(key)(layers.Input(x.shape[1:], dtype=case["x_dtype"]))
-    assert list(symbolic.shape) == [None, *expected[1:]]
+    if x.dtype.kind != "U":  # (the framework's Input has no string dtype)
+        symbolic = made(key)(layers.Input(x.shape[1:], dtype=x.dtype))
+        assert list(symbolic.shape) == [None, *expected[1:]]
     assert list(made(key).compute_output_shape((None, *x.shape[1:]))) == [None, *expected[1:]]
     assert list(made(key).compute_output_shape(x.shape)) == expected
 
@@ -389,7 +398,7 @@ def test_geometric_augmentations_draw_one_transform_per_image_afresh_each_call(m
 def test_the_new_names_are_in_fw_keras_layers():
     for name in ["Normalization", "CategoryEncoding", "Discretization", "IntegerLookup",
                  "Resizing", "CenterCrop", "RandomFlip", "RandomContrast", "RandomRotation",
-                 "RandomZoom", "RandomTranslation"]:
+                 "RandomZoom", "RandomTranslation", "StringLookup"]:
         assert getattr(keras.layers, name) is getattr(layers, name)
         assert layers.LAYERS.lookup(name) is getattr(layers, name)
 
@@ -428,6 +437,15 @@ BAD = [
     (lambda: layers.IntegerLookup(invert=True, output_mode="count"), "IntegerLookup: invert"),
     (lambda: layers.IntegerLookup(sparse=True), "IntegerLookup: sparse"),
     (lambda: layers.IntegerLookup()(np.ones(3, np.int64)), "IntegerLookup 'p' was called"),
+    (lambda: layers.IntegerLookup(max_tokens=1), "IntegerLookup: max_tokens"),
+    (lambda: layers.IntegerLookup().adapt(np.array(["a"])), "IntegerLookup 'p'.adapt: data"),
+    (lambda: layers.StringLookup(num_oov_indices=2), "StringLookup: num_oov_indices"),
+    (lambda: layers.StringLookup(vocabulary=["a", 3]), "StringLookup: vocabulary"),
+    (lambda: layers.StringLookup(vocabulary=["a", "[UNK]"]), "StringLookup: vocabulary"),
+    (lambda: layers.StringLookup(oov_token=0), "StringLookup: oov_token"),
+    (lambda: layers.StringLookup(encoding="latin-1"), "StringLookup: encoding"),
+    (lambda: layers.StringLookup(vocabulary=["a"])(np.array([1, 2])),
+     "StringLookup 'p' takes string tensors"),
     (lambda: layers.Resizing(0, 3), "Resizing: height"),
     (lambda: layers.Resizing(3, 3, interpolation="cubic"), "Resizing: interpolation"),
     (lambda: layers.Resizing(3, 3, data_format="channels_first"), "Resizing: data_format"),

@@ -40,9 +40,11 @@ def case(layer, x, adapt=None, **call_kwargs):
     if adapt is not None:
         layer.adapt(adapt)
     y = layer(x, **call_kwargs)
-    y = np.asarray(y)
-    return {"x": jsonable(np.asarray(x)), "x_dtype": np.asarray(x).dtype.name,
-            "y": y.tolist(), "y_dtype": y.dtype.name,
+    y_dtype = "string" if y.dtype == tf.string else np.asarray(y).dtype.name
+    y = np.char.decode(np.asarray(y).astype(bytes)) if y_dtype == "string" else np.asarray(y)
+    x = np.asarray(x)
+    return {"x": jsonable(x), "x_dtype": "str" if x.dtype.kind == "U" else x.dtype.name,
+            "y": y.tolist(), "y_dtype": y_dtype,
             "keras_config": jsonable(layer.get_config()),
             "weights": {w.name: jsonable(np.asarray(w)) for w in layer.weights},
             "call_kwargs": jsonable(call_kwargs)}
@@ -122,6 +124,8 @@ def lookup_cases():
         "vocabulary": case(L(vocabulary=vocab), x),
         "mask_token": case(L(vocabulary=vocab, mask_token=0), np.array([[12, 0, 42], [7, 36, 0]])),
         "no_oov": case(L(vocabulary=vocab, num_oov_indices=0), np.array([[12, 36], [42, 1138]])),
+        "three_oov": case(L(vocabulary=vocab, num_oov_indices=3, mask_token=0),
+                          np.array([[7, 1000, 0], [12, -5, 11]])),
         "invert": case(L(vocabulary=vocab, invert=True), np.array([[1, 3, 4], [0, 2, 4]])),
         "invert_mask": case(L(vocabulary=vocab, invert=True, mask_token=0),
                             np.array([[2, 0, 5], [1, 3, 4]])),
@@ -129,6 +133,33 @@ def lookup_cases():
         "multi_hot": case(L(vocabulary=vocab, output_mode="multi_hot"), x),
         "count": case(L(vocabulary=vocab, output_mode="count"), x),
         "adapt": adapted_case,
+    }
+
+
+def string_lookup_cases():
+    L = keras.layers.StringLookup
+    x = np.array([["a", "c", "d"], ["d", "zz", "b"]])
+    vocab = ["a", "b", "c", "d"]
+    adapt = np.array([["fox", "the", "dog"], ["the", "cat", "dog"], ["a", "fox", "the"]])
+    adapted = L()
+    adapted_case = dict(case(adapted, np.array([["the", "cat"], ["emu", "a"]]), adapt=adapt),
+                        adapt=adapt.tolist(), vocabulary=jsonable(adapted.get_vocabulary()))
+    limited = L(max_tokens=3)
+    limited_case = dict(case(limited, np.array(["the", "dog", "fox"]), adapt=adapt),
+                        adapt=adapt.tolist(), vocabulary=jsonable(limited.get_vocabulary()))
+    return {
+        "vocabulary": case(L(vocabulary=vocab), x),
+        "mask_token": case(L(vocabulary=vocab, mask_token=""), np.array([["a", ""], ["q", "d"]])),
+        "no_oov": case(L(vocabulary=vocab, num_oov_indices=0), np.array([["a", "b"], ["d", "c"]])),
+        "invert": case(L(vocabulary=vocab, invert=True), np.array([[1, 0, 4], [2, 3, 9]])),
+        "invert_mask": case(L(vocabulary=vocab, invert=True, mask_token="[MASK]"),
+                            np.array([[0, 1, 2], [3, 4, 5]])),
+        "one_hot": case(L(vocabulary=vocab, output_mode="one_hot"), np.array(["b", "q", "d"])),
+        "multi_hot": case(L(vocabulary=vocab, output_mode="multi_hot"), x),
+        "count": case(L(vocabulary=vocab, output_mode="count"), np.array([["a", "a", "q"],
+                                                                           ["d", "q", "q"]])),
+        "adapt": adapted_case,
+        "adapt_max_tokens": limited_case,
     }
 
 
@@ -209,6 +240,7 @@ def main():
     rng = np.random.default_rng(0)
     out = {"normalization": normalization_cases(rng), "category_encoding": encoding_cases(),
            "discretization": discretization_cases(rng), "integer_lookup": lookup_cases(),
+           "string_lookup": string_lookup_cases(),
            "images": image_cases(rng), "transforms": transform_cases(rng),
            "normalization_model": normalization_model(rng),
            "versions": {"tensorflow": tf.__version__, "keras": keras.__version__}}

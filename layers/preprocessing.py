@@ -139,6 +139,7 @@ class Normalization(Layer):
         if any(input_shape[d] is None for d in keep):
             raise ValueError(f"Normalization '{self.name}': the kept axes {self.axis} must have "
                              f"known sizes, got input shape {tuple(input_shape)}")
+        self._keep = keep
         self._reduce_axis = tuple(d for d in range(ndim) if d not in keep)
         self._broadcast_shape = [input_shape[d] if d in keep else 1 for d in range(ndim)]
         self._state_shape = tuple(input_shape[d] for d in keep)
@@ -186,17 +187,23 @@ class Normalization(Layer):
             whole = batches[0]
             batches = [whole[i:i + batch_size] for i in range(0, len(whole), batch_size)]
         shape = batches[0].shape
+        kept = [a % len(shape) for a in self.axis if -len(shape) <= a < len(shape)]
+        for batch in batches:  # (all checked before anything changes)
+            if batch.ndim != len(shape) or any(batch.shape[d] != shape[d] for d in kept):
+                raise ValueError(f"Normalization '{self.name}'.adapt: a batch of shape "
+                                 f"{batch.shape} does not fit the first, {shape}, on the "
+                                 f"axes {self.axis}")
         if not hasattr(self, "_broadcast_shape"):
             self.build(shape)
+        elif len(shape) != len(self._broadcast_shape) or any(
+                shape[d] != self._broadcast_shape[d] for d in self._keep):
+            raise ValueError(f"Normalization '{self.name}'.adapt: batches of shape {shape} do "
+                             f"not fit the layer's axes {self.axis} (built for "
+                             f"{tuple(self._broadcast_shape)})")
         total_mean = total_var = np.zeros(self._state_shape)
         total_count = 0
         for batch in batches:
             batch = batch.astype(self.dtype)
-            if batch.ndim != len(self._broadcast_shape) or any(
-                    b != 1 and batch.shape[d] != b for d, b in enumerate(self._broadcast_shape)):
-                raise ValueError(f"Normalization '{self.name}'.adapt: a batch of shape "
-                                 f"{batch.shape} does not fit the layer's axes {self.axis} "
-                                 f"(built for {tuple(self._broadcast_shape)})")
             count = math.prod(batch.shape[d] for d in self._reduce_axis)
             mean = batch.mean(axis=self._reduce_axis)
             var = batch.var(axis=self._reduce_axis)

@@ -117,6 +117,10 @@ class _IndexLookup(Layer):
     def _indices(self, tokens):
         """The lookup as ops: a binary search in the sorted vocabulary, then a check that the
         token found is the token asked for."""
+        if not self.vocabulary:  # (adapted to nothing but the special tokens)
+            indices = self._oov_indices(tokens)
+            return indices if self.mask_token is None else \
+                fw.where(tokens == self.mask_token, fw.zeros_like(indices), indices)
         order = np.argsort(np.asarray(self.vocabulary), kind="stable")
         ordered = fw.constant(np.asarray(self.vocabulary)[order])
         flat = fw.reshape(tokens, [-1])

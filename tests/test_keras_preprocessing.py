@@ -396,6 +396,16 @@ def test_geometric_augmentations_draw_one_transform_per_image_afresh_each_call(m
     np.testing.assert_array_equal(layer(x, training=False), x)
 
 
+def test_a_lookup_adapted_to_special_tokens_only_maps_everything_out_of_vocabulary():
+    layer = layers.IntegerLookup(mask_token=0)
+    layer.adapt(np.array([0, -1, 0]))
+    assert layer.get_vocabulary() == [0, -1]
+    np.testing.assert_array_equal(layer(np.array([[0, 5], [-1, 0]])), [[0, 1], [1, 0]])
+    strings = layers.StringLookup(output_mode="count")
+    strings.adapt(np.array(["[UNK]"]))
+    np.testing.assert_array_equal(strings(np.array([["a", "b"]])), [[2]])
+
+
 def test_the_new_names_are_in_fw_keras_layers():
     for name in ["Normalization", "CategoryEncoding", "Discretization", "IntegerLookup",
                  "Resizing", "CenterCrop", "RandomFlip", "RandomContrast", "RandomRotation",

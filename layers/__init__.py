@@ -12,6 +12,8 @@ layers that merge branches; ``regularization`` the noise layers beside Dropout;
 by Keras's names.
 """
 from . import activations, constraints, initializers, regularizers
+from .augmentation import (CenterCrop, RandomContrast, RandomFlip, RandomRotation,
+                           RandomTranslation, RandomZoom, Resizing)
 from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
 from .base import LAYERS, Layer
@@ -26,6 +28,8 @@ from .lambda_layer import Lambda
 from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                       average, concatenate, dot, maximum, minimum, multiply, subtract)
 from .model import Model
+from .lookup import IntegerLookup, StringLookup
+from .preprocessing import CategoryEncoding, Discretization, Normalization
 from .normalization import (BatchNormalization, GroupNormalization, LayerNormalization,
                             UnitNormalization)
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
@@ -52,4 +56,7 @@ __all__ = ["ELU", "LAYERS", "MLP", "Activation", "Add", "BatchNormalization", "C
            "GaussianNoise", "SpatialDropout1D", "SpatialDropout2D", "Cropping1D", "Cropping2D",
            "Permute", "RepeatVector", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
            "ZeroPadding2D", "DepthwiseConv2D", "SeparableConv2D",
-           "Conv1DTranspose", "GroupNormalization", "PReLU"]
+           "Conv1DTranspose", "GroupNormalization", "PReLU", "CategoryEncoding",
+           "Discretization", "IntegerLookup", "Normalization", "CenterCrop", "RandomContrast",
+           "RandomFlip", "Resizing", "RandomRotation", "RandomTranslation", "RandomZoom",
+           "StringLookup"]

@@ -18,20 +18,21 @@ from .attention import AdditiveAttention, Attention, MultiHeadAttention
 from .activation_layers import ELU, Activation, LeakyReLU, PReLU, ReLU, Softmax
 from .base import LAYERS, Layer
 from .containers import MLP, Sequential
-from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv2D, Conv2DTranspose,
-                            Conv1DTranspose, DepthwiseConv2D, SeparableConv2D, GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,
-                            GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
+from .convolutional import (AveragePooling1D, AveragePooling2D, Conv1D, Conv1DTranspose, Conv2D,
+                            Conv2DTranspose, DepthwiseConv2D, GlobalAveragePooling1D,
+                            GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D,
+                            MaxPooling1D, MaxPooling2D, SeparableConv2D)
 from .core import Dense, Dropout, Flatten, Identity, Reshape, Rescaling
 from .embedding import Embedding
 from .functional import Input, InputLayer
 from .lambda_layer import Lambda
 from .merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add,
                       average, concatenate, dot, maximum, minimum, multiply, subtract)
-from .model import Model
 from .lookup import IntegerLookup, StringLookup
-from .preprocessing import CategoryEncoding, Discretization, Normalization
+from .model import Model
 from .normalization import (BatchNormalization, GroupNormalization, LayerNormalization,
                             UnitNormalization)
+from .preprocessing import CategoryEncoding, Discretization, Normalization
 from .recurrent import GRU, LSTM, RNN, SimpleRNN
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .regularization import (ActivityRegularization, GaussianDropout, GaussianNoise,

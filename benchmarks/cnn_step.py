@@ -30,9 +30,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (adam_by_hand, cpu_burst, jax_adam_step,  # noqa: E402
-                               jax_on_cpu, limit_threads, paired_parser, remote_step,
-                               run_paired, tf_threads)
+from benchmarks.common import (adam_by_hand, cpu_burst, fw_classifier_step,  # noqa: E402
+                               jax_adam_step, jax_on_cpu, limit_threads, paired_parser,
+                               remote_step, run_paired, tf_threads)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 
@@ -176,28 +176,13 @@ def numpy_step():
 def fw_step(compiled):
     """The model as a Keras user writes it: a ``Sequential`` of the framework's layers, with
     the shared weights, trained by a ``GradientTape`` step."""
-    import framework as fw
     from layers import Conv2D, Dense, Flatten, MaxPooling2D, Sequential
-    from optimizers import Adam
     model = Sequential([Conv2D(FILTERS[0], 3, activation="relu"), MaxPooling2D(2),
                         Conv2D(FILTERS[1], 3, activation="relu"), MaxPooling2D(2), Flatten(),
                         Dense(HIDDEN, activation="relu"), Dense(CLASSES)])
     model.build((None, SIZE, SIZE, 1))
     model.set_weights(weights())
-    x, labels = (fw.constant(a) for a in data())
-    optimizer = Adam(LR, epsilon=1e-7)
-    variables = model.trainable_variables
-
-    def step(x, labels):
-        with fw.GradientTape() as tape:
-            logits = model(x, training=True)
-            loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(labels,
-                                                                                 logits))
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
-    step = fw.function(step) if compiled else step
-    return lambda: float(step(x, labels))
+    return fw_classifier_step(model, *data(), LR, compiled)
 
 
 # --- PyTorch, TensorFlow and JAX (worker processes) -----------------------------------------------

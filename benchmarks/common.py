@@ -65,6 +65,29 @@ def jax_adam_step(loss_fn, params, data, rates):
     return run
 
 
+def fw_classifier_step(model, x, labels, rate, compiled):
+    """The framework's training step as a Keras user writes it for a classifier on logits:
+    a ``GradientTape`` over ``model(x, training=True)`` and the mean sparse cross-entropy, Adam
+    (``rate``, epsilon 1e-7) on the trainable variables; under ``fw.function`` when
+    ``compiled``. Returns a function that runs one step and returns its loss."""
+    import framework as fw
+    from optimizers import Adam
+    x, labels = fw.constant(x), fw.constant(labels)
+    optimizer = Adam(rate, epsilon=1e-7)
+    variables = model.trainable_variables
+
+    def step(x, labels):
+        with fw.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(labels,
+                                                                                 logits))
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+    step = fw.function(step) if compiled else step
+    return lambda: float(step(x, labels))
+
+
 def tf_threads():
     """TensorFlow's thread pools as the BLAS ones (``limit_threads``): ``OMP_NUM_THREADS``
     threads within an op, one op at a time."""

@@ -40,9 +40,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from benchmarks.common import (adam_by_hand, cpu_burst, jax_adam_step,  # noqa: E402
-                               jax_on_cpu, limit_threads, paired_parser, remote_step,
-                               run_paired, tf_threads)
+from benchmarks.common import (adam_by_hand, cpu_burst, fw_classifier_step,  # noqa: E402
+                               jax_adam_step, jax_on_cpu, limit_threads, paired_parser,
+                               remote_step, run_paired, tf_threads)
 
 limit_threads()  # 2 BLAS threads, before NumPy loads
 
@@ -143,26 +143,12 @@ def numpy_step():
 def fw_step(compiled, cell_loop=False):
     """The model as a Keras user writes it (``LSTM``, or ``RNN(LSTMCell)``, then ``Dense``),
     with the shared weights, trained by a ``GradientTape`` step."""
-    import framework as fw
     import layers
-    from optimizers import Adam
-    x, y = (fw.constant(a) for a in data())
     lstm = layers.RNN(layers.LSTMCell(UNITS)) if cell_loop else layers.LSTM(UNITS)
     model = layers.Sequential([lstm, layers.Dense(CLASSES)])
     model.build((None, STEPS, FEATURES))
     model.set_weights(weights())
-    optimizer = Adam(LR, epsilon=1e-7)
-    variables = model.trainable_variables
-
-    def step(x, y):
-        with fw.GradientTape() as tape:
-            logits = model(x, training=True)
-            loss = fw.reduce_mean(fw.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
-    step = fw.function(step) if compiled else step
-    return lambda: float(step(x, y))
+    return fw_classifier_step(model, *data(), LR, compiled)
 
 
 # --- PyTorch, TensorFlow and JAX (worker processes) -----------------------------------------------

@@ -7,7 +7,9 @@
 and ``wrappers`` Bidirectional, TimeDistributed and Masking;
 ``reshaping`` Permute, RepeatVector, padding, cropping and up-sampling; ``merging`` the
 layers that merge branches; ``regularization`` the noise layers beside Dropout;
-``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
+``preprocessing`` and ``lookup`` the layers that ``adapt`` to data (Normalization,
+Discretization, CategoryEncoding, the lookups); ``augmentation`` resizing, cropping and the
+random image augmentations; ``containers`` Sequential and MLP; ``functional`` ``Input`` and ``Model(inputs, outputs)``;
 ``initializers``, ``activations`` and ``regularizers`` the things layers are configured with,
 by Keras's names.
 """

@@ -15,6 +15,7 @@ import framework as fw
 import layers
 from framework import keras
 from framework.test import check_gradients
+from one_line import raises_one_line
 
 REFERENCE = json.loads((pathlib.Path(__file__).parent / "reference" /
                         "keras_conv2_reference.json").read_text())
@@ -275,10 +276,7 @@ BAD = [
 
 @pytest.mark.parametrize("make_it, error, start", BAD, ids=[b[2] for b in BAD])
 def test_bad_arguments_raise_one_line_naming_the_layer_and_argument(make_it, error, start):
-    with pytest.raises(error) as raised:
-        make_it()
-    message = str(raised.value)
-    assert message.startswith(start) and "\n" not in message
+    raises_one_line(make_it, error, start)
 
 
 IMAGE = np.ones((2, 5, 5, 6), np.float32)
@@ -294,10 +292,7 @@ BAD_CALLS = [
 @pytest.mark.parametrize("call_it, start", BAD_CALLS, ids=[b[1][:30] for b in BAD_CALLS])
 def test_bad_inputs_raise_one_line_naming_the_layer(call_it, start, monkeypatch):
     monkeypatch.setattr(layers.Layer, "name", property(lambda self: "p"))
-    with pytest.raises(ValueError) as raised:
-        call_it()
-    message = str(raised.value)
-    assert message.startswith(start) and "\n" not in message
+    raises_one_line(call_it, ValueError, start)
 
 
 def test_a_failed_build_leaves_no_weights():
@@ -323,9 +318,7 @@ def test_a_failed_build_leaves_no_weights():
      "depthwise_filter of shape (3, 3, 6, 2)"),
 ])
 def test_the_ops_refuse_bad_arguments_in_one_line(op, args, start):
-    with pytest.raises(ValueError) as raised:
-        op(*args)
-    assert str(raised.value).startswith(start) and "\n" not in str(raised.value)
+    raises_one_line(lambda: op(*args), ValueError, start)
 
 
 def test_the_new_names_are_in_fw_keras_layers_and_fw_nn():

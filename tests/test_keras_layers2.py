@@ -13,6 +13,7 @@ import framework as fw
 import layers
 from framework import keras
 from framework.test import check_gradients
+from one_line import raises_one_line
 
 REFERENCE = json.loads((pathlib.Path(__file__).parent / "reference" /
                         "keras_layers2_reference.json").read_text())
@@ -354,10 +355,7 @@ BAD = [
 
 @pytest.mark.parametrize("make_it, error, start", BAD, ids=[b[2] for b in BAD])
 def test_bad_arguments_raise_one_line_naming_the_layer_and_argument(make_it, error, start):
-    with pytest.raises(error) as raised:
-        make_it()
-    message = str(raised.value)
-    assert message.startswith(start) and "\n" not in message
+    raises_one_line(make_it, error, start)
 
 
 X3 = np.ones((2, 3, 4), np.float32)
@@ -382,10 +380,7 @@ BAD_CALLS = [
 @pytest.mark.parametrize("call_it, start", BAD_CALLS, ids=[b[1][:24] for b in BAD_CALLS])
 def test_bad_inputs_raise_one_line_naming_the_layer(call_it, start, monkeypatch):
     monkeypatch.setattr(layers.Layer, "name", property(lambda self: "p"))
-    with pytest.raises(ValueError) as raised:
-        call_it()
-    message = str(raised.value)
-    assert message.startswith(start) and "\n" not in message
+    raises_one_line(call_it, ValueError, start)
 
 
 def test_an_image_tutorial_model_starts_with_rescaling_and_declares_its_input_shape():

@@ -13,6 +13,7 @@ import framework as fw
 import layers
 from framework import keras
 from framework.test import check_gradients
+from one_line import raises_one_line
 
 REFERENCE = json.loads((pathlib.Path(__file__).parent / "reference" /
                         "keras_preprocessing_reference.json").read_text())
@@ -482,10 +483,7 @@ BAD = [
 def test_bad_arguments_raise_one_line_naming_the_layer_and_argument(make_it, start,
                                                                     monkeypatch):
     monkeypatch.setattr(layers.Layer, "name", property(lambda self: "p"))
-    with pytest.raises((ValueError, TypeError)) as raised:
-        make_it()
-    message = str(raised.value)
-    assert message.startswith(start) and "\n" not in message
+    raises_one_line(make_it, (ValueError, TypeError), start)
 
 
 def test_a_failed_adapt_leaves_the_layer_as_it_was():

@@ -15,6 +15,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from replay import jsonable  # noqa: E402  (this folder: the script's own)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -71,14 +72,6 @@ CASES = {
 def draw(rng, shape):
     return rng.normal(size=shape).astype(np.float32)
 
-
-def jsonable(value):
-    """Tuples as lists, recursively (JSON's arrays)."""
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    return value
 
 
 def set_weights(rng, layer_or_model):

@@ -15,6 +15,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from replay import jsonable  # noqa: E402  (this folder: the script's own)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -99,14 +100,6 @@ def inputs_for(rng, shapes, kind):
         xs[0][0] = 0.0
     return xs
 
-
-def jsonable(value):
-    """Tuples as lists, recursively (JSON's arrays)."""
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    return value
 
 
 def layer_case(rng, class_name, config, shapes, kind):

@@ -14,20 +14,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from replay import jsonable  # noqa: E402  (this folder: the script's own)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-
-def jsonable(value):
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def normal(rng, shape, scale=1.0, shift=0.0):

@@ -68,3 +68,17 @@ def run(module, op, args, kwargs, weights_for, directions_for, order):
     grads2 = (outer.gradient(second, sources, unconnected_gradients="zero")
               if second is not None and order >= 2 else [])
     return result, outs, weights, grads, directions, grads2
+
+
+def jsonable(value):
+    """A recorded value as JSON holds it: tuples as lists, NumPy arrays and scalars as Python
+    values, recursively (the recording scripts compare configs and shapes in that form)."""
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

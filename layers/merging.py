@@ -8,6 +8,8 @@ after the batch axis until the ranks agree, then sizes broadcast (1 against n). 
 masked merges (positions a mask hides taken from the other inputs) are not reproduced: a
 mask on the inputs is ignored.
 """
+from functools import reduce
+
 import framework as fw
 
 from .base import LAYERS, Layer
@@ -64,19 +66,12 @@ class _Merge(Layer):
         return _merged_shape(self, input_shape)
 
 
-def _folded(op, tensors):
-    total = tensors[0]
-    for tensor in tensors[1:]:
-        total = op(total, tensor)
-    return total
-
-
 @LAYERS.register
 class Add(_Merge):
     """The elementwise sum of the inputs."""
 
     def _merge(self, tensors):
-        return _folded(fw.add, tensors)
+        return reduce(fw.add, tensors)
 
 
 @LAYERS.register
@@ -94,7 +89,7 @@ class Multiply(_Merge):
     """The elementwise product of the inputs."""
 
     def _merge(self, tensors):
-        return _folded(fw.multiply, tensors)
+        return reduce(fw.multiply, tensors)
 
 
 @LAYERS.register
@@ -102,7 +97,7 @@ class Average(_Merge):
     """The elementwise mean of the inputs."""
 
     def _merge(self, tensors):
-        return _folded(fw.add, tensors) / len(tensors)
+        return reduce(fw.add, tensors) / len(tensors)
 
 
 @LAYERS.register
@@ -111,7 +106,7 @@ class Maximum(_Merge):
     as TensorFlow's)."""
 
     def _merge(self, tensors):
-        return _folded(fw.maximum, tensors)
+        return reduce(fw.maximum, tensors)
 
 
 @LAYERS.register
@@ -119,7 +114,7 @@ class Minimum(_Merge):
     """The elementwise minimum of the inputs."""
 
     def _merge(self, tensors):
-        return _folded(fw.minimum, tensors)
+        return reduce(fw.minimum, tensors)
 
 
 @LAYERS.register
@@ -197,34 +192,18 @@ class Dot(Layer):
         return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
 
 
-def add(inputs, **kwargs):
-    """``Add(**kwargs)(inputs)``."""
-    return Add(**kwargs)(inputs)
+def _applied(layer):
+    """Keras's functional form of a merge layer: ``add(inputs, **kwargs)`` is
+    ``Add(**kwargs)(inputs)``."""
+    def merge(inputs, **kwargs):
+        return layer(**kwargs)(inputs)
+    merge.__name__ = merge.__qualname__ = layer.__name__.lower()
+    merge.__doc__ = f"``{layer.__name__}(**kwargs)(inputs)``."
+    return merge
 
 
-def subtract(inputs, **kwargs):
-    """``Subtract(**kwargs)(inputs)``."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """``Multiply(**kwargs)(inputs)``."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """``Average(**kwargs)(inputs)``."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """``Maximum(**kwargs)(inputs)``."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """``Minimum(**kwargs)(inputs)``."""
-    return Minimum(**kwargs)(inputs)
+add, subtract, multiply, average, maximum, minimum = map(
+    _applied, (Add, Subtract, Multiply, Average, Maximum, Minimum))
 
 
 def concatenate(inputs, axis=-1, **kwargs):

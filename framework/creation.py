@@ -3,7 +3,8 @@
 What depends only on shapes and Python values is a constant; what depends on a tensor's values
 (``fill``'s value, ``range``'s ends) is an op, so ``fw.function`` reads it on every call. A
 shape given as a tensor is read entry by entry with ``operator.index``, which a trace checks
-on every call.
+on every call; a shape holding a traced call's own size (``engine.tensor.dims``) is a
+broadcast, an op that makes it anew on every call.
 """
 import operator
 
@@ -12,7 +13,7 @@ import numpy as np
 from .engine import backend
 from .engine.dtypes import numpy_dtype, float32, int32
 from .engine.primitive import define
-from .engine.tensor import Tensor, convert_to_tensor, wrap_constant
+from .engine.tensor import Tensor, convert_to_tensor, dims, wrap_constant
 from .ops import broadcast_to
 
 
@@ -22,7 +23,16 @@ def _shape(shape):
             else (operator.index(shape),)
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(operator.index(d) for d in shape)
+    return dims(d if getattr(d, "per_call_size", False) else operator.index(d) for d in shape)
+
+
+def _filled(make, shape, dtype):
+    """``make(shape, dtype=dtype)``, a new filled tensor: a constant, or, where the shape holds
+    a size of each call, a broadcast of ``make(())``, an op that makes it anew on every call."""
+    shape = _shape(shape)
+    if all(d.__class__ is int for d in shape):
+        return wrap_constant(make(shape, dtype=dtype))
+    return broadcast_to(wrap_constant(make((), dtype=dtype)), shape)
 
 
 def _dtype(dtype, fn):
@@ -37,21 +47,23 @@ def _dtype(dtype, fn):
 
 
 def zeros(shape, dtype=float32, name=None, layout=None):
-    return wrap_constant(backend.xp().zeros(_shape(shape), dtype=_dtype(dtype, "zeros")))
+    return _filled(backend.xp().zeros, shape, _dtype(dtype, "zeros"))
 
 
 def ones(shape, dtype=float32, name=None, layout=None):
-    return wrap_constant(backend.xp().ones(_shape(shape), dtype=_dtype(dtype, "ones")))
+    return _filled(backend.xp().ones, shape, _dtype(dtype, "ones"))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002 - TensorFlow's name
     x = convert_to_tensor(input)
-    return wrap_constant(backend.array_module(x._value).zeros(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
+    return _filled(backend.array_module(x._value).zeros, x.shape,
+                   numpy_dtype(dtype) or x._value.dtype)
 
 
 def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
     x = convert_to_tensor(input)
-    return wrap_constant(backend.array_module(x._value).ones(x.shape, dtype=numpy_dtype(dtype) or x.dtype))
+    return _filled(backend.array_module(x._value).ones, x.shape,
+                   numpy_dtype(dtype) or x._value.dtype)
 
 
 def fill(dims, value, name=None, layout=None):
@@ -84,7 +96,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
         dtype = float32 if floats else next(
             (v.dtype for v in ends if isinstance(v, Tensor)), int32)
     dtype = numpy_dtype(dtype)
-    if not any(isinstance(v, Tensor) for v in ends):
+    if not any(isinstance(v, Tensor) or getattr(v, "per_call_size", False) for v in ends):
         return wrap_constant(backend.xp().arange(start, limit, delta, dtype=dtype))
     return _range(*[v if isinstance(v, Tensor) else convert_to_tensor(v, dtype) for v in ends],
                   dtype=dtype)

@@ -51,7 +51,10 @@ def _shape_of(inputs):
     if isinstance(inputs, dict):
         return {key: _shape_of(x) for key, x in inputs.items()}
     shape = getattr(inputs, "shape", None)
-    return None if shape is None else tuple(shape)  # (a constant among the inputs: no shape)
+    if shape is None:  # (a constant among the inputs: no shape)
+        return None
+    # a size of each call (a traced None dimension) is None, as in a Keras graph
+    return tuple(None if getattr(d, "per_call_size", False) else d for d in shape)
 
 
 class Layer(Module):

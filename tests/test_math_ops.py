@@ -428,3 +428,11 @@ def test_divide_no_nan_is_zero_where_the_divisor_is_zero_with_its_gradients():
     for a, b in (([1.0, 2.0], [0.0, 4.0]), ([6.0, -1.0], [3.0, 0.0])):
         np.testing.assert_array_equal(compiled(fw.constant(a), fw.constant(b)),
                                       fw.math.divide_no_nan(fw.constant(a), fw.constant(b)))
+
+
+def test_compute_average_loss_of_an_empty_batch_is_zero():
+    """TensorFlow divides by the batch's own size with ``div_no_nan`` (checked with TF 2.21:
+    ``tf.nn.compute_average_loss(tf.zeros([0]))`` is 0.0)."""
+    assert float(fw.nn.compute_average_loss(fw.zeros([0]))) == 0.0
+    assert float(fw.nn.compute_average_loss(fw.constant([1.0, 2.0, 3.0]),
+                                            global_batch_size=6)) == 1.0

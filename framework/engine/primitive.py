@@ -266,6 +266,8 @@ def _convert(value, like):
         return convert_to_tensor(value)
     if isinstance(value, (int, float, bool)):
         return scalar_like(value, like)
+    if getattr(value, "per_call_size", False):  # (a traced size: a tensor of each call)
+        return convert_to_tensor(value, like)
     # Lists and NumPy arrays take the tensor's dtype, as TensorFlow converts an op's operands.
     return convert_to_tensor(value, like if isinstance(value, (list, tuple)) or hasattr(
         value, "dtype") else None)

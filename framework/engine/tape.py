@@ -204,8 +204,8 @@ class GradientTape(TapeRecording, Jacobians):
                 pulled = call_vjp(vjp, g, r, needs)
             for a, ga in zip(args, pulled):
                 if ga is not None:
-                    if ga.shape != a._value.shape:
-                        ga = call(_fit_array, ga, a._value.shape)
+                    if len(ga.shape) != a._value.ndim or ga.shape != a._value.shape:
+                        ga = call(_fit_array, ga, a._value)
                     prev = get(id(a))
                     grads[id(a)] = ga if prev is None else call(_add_arrays, prev, ga)
         if remember:  # (off the tape meanwhile: a failed pass leaves no partial ones)
@@ -373,8 +373,10 @@ def _add_tensors(a, b):
     return add(a, b)
 
 
-def _fit_array(g, shape):
-    """``sum_to_shape`` on an array (array passes have no leading axes)."""
+def _fit_array(g, like):
+    """``sum_to_shape`` on an array, to the shape of the array ``like`` (array passes have no
+    leading axes; the shape is read here, so a traced step reads each call's own)."""
+    shape = like.shape
     return g.sum(axis=_broadcast_axes(g.shape, shape, 0)).reshape(shape)
 
 

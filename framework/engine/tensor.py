@@ -54,6 +54,15 @@ class TensorShape(tuple):
             raise ValueError(f"Shapes {self} and {other} are incompatible")
 
 
+def dims(shape):
+    """A shape's entries as ints, keeping a size that a traced call gives its own value
+    (``framework.tracing.sizes.Dim``, ``per_call_size``): an op's parameter that holds one is
+    computed on every call, as TensorFlow's dynamic shapes are (and such a size converts to a
+    tensor computed on every call, by its ``__fw_tensor__``)."""
+    return tuple([d if d.__class__ is int or getattr(d, "per_call_size", False) else int(d)
+                  for d in shape])
+
+
 class Tensor:
     """An immutable n-dimensional array that the tape can differentiate through."""
 
@@ -389,8 +398,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 
 def _holds_tensor(value):
-    return any(isinstance(v, Tensor) or v.__class__ in (list, tuple) and _holds_tensor(v)
-               for v in value)
+    return any(isinstance(v, Tensor) or hasattr(v, "__fw_tensor__")
+               or v.__class__ in (list, tuple) and _holds_tensor(v) for v in value)
 
 
 def _packed(value, dtype):

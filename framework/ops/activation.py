@@ -163,12 +163,16 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """The sum of the (weighted) per-example losses over the global batch size (the batch's
-    own size by default: one replica)."""
+    own size by default, ``fw.shape(loss)[0]``: one replica), 0 for an empty batch, as
+    TensorFlow's ``div_no_nan``."""
     loss = convert_to_tensor(per_example_loss)
     if sample_weight is not None:
         loss = loss * sample_weight
-    size = loss.shape[0] if global_batch_size is None and loss.ndim else global_batch_size or 1
-    return reduce_sum(loss) / size
+    if global_batch_size is None:
+        size = cast(shape(loss)[0], loss.dtype) if loss.ndim else 1.0
+    else:
+        size = cast(global_batch_size, loss.dtype)
+    return divide_no_nan(reduce_sum(loss), size)
 
 
 def scale_regularization_loss(regularization_loss):

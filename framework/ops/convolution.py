@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine import backend
 from ..engine.primitive import define, primitive
-from ..engine.tensor import convert_to_tensor
+from ..engine.tensor import convert_to_tensor, dims
 from ..tuning.host import matmul as _product
 from .array import pad
 from .linalg import matmul
@@ -400,8 +400,8 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
     if x.ndim != 4 or w.ndim != 4 or x.shape[3] != w.shape[3]:
         raise ValueError(f"conv2d_transpose: input of shape {x.shape} and filters of shape "
                          f"{w.shape} need (batch, h, w, c) and (kh, kw, out_channels, c)")
-    shape = [int(d) for d in (output_shape.numpy() if hasattr(output_shape, "numpy")
-                              else output_shape)]
+    shape = list(dims(output_shape.numpy() if hasattr(output_shape, "numpy")
+                      else output_shape))
     if len(shape) != 4 or shape[0] != x.shape[0] or shape[3] != w.shape[2]:
         raise ValueError(f"conv2d_transpose: output_shape {shape} needs the input's batch "
                          f"{x.shape[0]} and the filters' {w.shape[2]} output channels")

@@ -8,7 +8,7 @@ import numpy as np
 from ..engine import backend
 from ..engine.indexed_slices import IndexedSlices, from_arrays
 from ..engine.primitive import define, primitive
-from ..engine.tensor import Tensor, convert_to_tensor
+from ..engine.tensor import Tensor, convert_to_tensor, dims
 
 
 def _lead(g, out):
@@ -38,7 +38,7 @@ def _reshape(x, shape):
 
 def reshape(tensor, shape, name=None):
     """``tensor`` with a new shape of the same size (one entry may be -1)."""
-    return _reshape(tensor, shape=tuple(map(int, shape)))
+    return _reshape(tensor, shape=dims(shape))
 
 
 def _transpose_vjp(g, out, x, perm):
@@ -88,7 +88,7 @@ def _broadcast_to(x, shape):
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
-    return _broadcast_to(input, shape=tuple(int(d) for d in shape))
+    return _broadcast_to(input, shape=dims(shape))
 
 
 # --- joining -------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..engine.context import settings, state
 from ..engine.dtypes import numpy_dtype
 from ..engine.indexed_slices import IndexedSlices
 from ..engine.tensor import Tensor, Variable, convert_to_tensor, wrap
+from .sizes import Dim
 from .tracer import TraceError, Tracer
 from .plan import Mismatch, Stale, build, generalize
 
@@ -94,11 +95,13 @@ class Function:
         self.input_signature = input_signature
         self._name = name or getattr(python_function, "__name__", "function")
         self._plans = {}  # signature key -> list of replays (one per branch outcome)
-        # an input_signature's None first dimensions: calls by class of sizes (_size_class)
-        self._free_dims = _free_dims(input_signature)
-        self._general = {}  # size class -> replays proved for every size of the class
-        self._traced_at = {}  # signature key -> its size class and batch sizes
+        # an input_signature's None dimensions: per tensor input, its free axes
+        self._free_axes = _free_axes(input_signature)
+        self._general = {}  # size class -> replays of one trace that read no free size
+        self._proved = {}  # batch class -> replays proved on two traces for every batch size
+        self._traced_at = {}  # signature key -> its batch class and batch sizes
         self._tracing_count = 0
+        self._size_read = None  # where the last trace read a free size (None: it read none)
         self._traced_once = False
         self._bound = weakref.WeakKeyDictionary()  # instance -> its Function (methods)
         self._instance = None  # a weak reference, for a Function bound to one instance
@@ -156,45 +159,70 @@ class Function:
             leaves = nest.flatten((args, kwargs)) if kwargs else nest.flatten(args)
             key = _signature(args, kwargs, leaves)
             inputs = [_array(leaf) for leaf in leaves if _is_tensor_input(leaf)]
-        if self._free_dims is not None:
-            size_class = self._size_class(inputs)
-            if size_class in self._general:
-                result = _replay(self._general[size_class], inputs)
-                if result is not _NO_PLAN:
-                    return result
+        if self._free_axes is not None:
+            result = self._replay_general(key, inputs)
+            if result is not _NO_PLAN:
+                return result
         if key in self._plans:
             result = _replay(self._plans[key], inputs)
             if result is not _NO_PLAN:
                 return result
         return self._trace(key, args, kwargs, list(args) if leaves is None else leaves,
-                           None if self._free_dims is None else inputs)
+                           None if self._free_axes is None else inputs)
 
-    def _size_class(self, inputs):
-        """Where an ``input_signature``'s first dimension is None, a call's class of sizes:
-        such a dimension as 0, 1 or more (where broadcasting and emptiness decide alike),
-        every other as it is, with the dtypes. Once two traces at two batch sizes of one class
-        prove a plan for all of them (``plan.generalize``), it serves every batch size of the
-        class with no further trace: TensorFlow's shape-polymorphic graph along the batch,
-        proved on two sizes instead of traced symbolically."""
-        return tuple([((min(a.shape[0], 2),) + a.shape[1:] if free else a.shape, a.dtype)
-                      for a, free in zip(inputs, self._free_dims)])
+    def _replay_general(self, key, inputs):
+        """A call whose ``input_signature`` has None dimensions, by a plan for its class of
+        sizes: one trace that read no free size (``_size_class``), or two that prove one plan
+        for every batch size (``_batch_class``)."""
+        if self._general:
+            size_class = self._size_class(key)
+            if size_class in self._general:
+                result = _replay(self._general[size_class], inputs)
+                if result is not _NO_PLAN:
+                    return result
+        if self._proved:
+            batch_class = self._batch_class(key)
+            if batch_class in self._proved:
+                return _replay(self._proved[batch_class], inputs)
+        return _NO_PLAN
 
-    def _prove(self, size_class, key, plan, inputs):
-        """A new trace's ``plan`` at signature ``key``: with a plan traced at another size of
-        its class, one plan for the whole class, when the two prove one."""
-        sizes = {(i, 0): a.shape[0] for i, (a, free) in enumerate(zip(inputs, self._free_dims))
-                 if free}
-        self._traced_at[key] = (size_class, sizes)
+    def _size_class(self, key):
+        """A call's class of sizes: its signature ``key`` with each None dimension as None
+        where it is 2 or more, as it is where it is 0 or 1 (where broadcasting and emptiness
+        decide otherwise). A trace that read none of its free sizes
+        (``framework.tracing.sizes``) serves the whole class, as TensorFlow's one graph serves
+        every size."""
+        return _masked(key, self._free_axes,
+                       lambda shape, axes: tuple([None if i in axes and d > 1 else d
+                                                  for i, d in enumerate(shape)]))
+
+    def _batch_class(self, key):
+        """A call's class of batch sizes, for a trace that read its sizes: its signature
+        ``key`` with a None first dimension as 0, 1 or more. Once two traces at two batch
+        sizes of one class prove a plan for all of them (``plan.generalize``), it serves every
+        batch size of the class with no further trace."""
+        return _masked(key, self._free_axes, lambda shape, axes: (
+            (min(shape[0], 2),) + shape[1:] if shape and 0 in axes else shape))
+
+    def _prove(self, key, plan, inputs):
+        """A new trace's ``plan`` at signature ``key``: with a plan traced at another batch
+        size of its class, one plan for the whole class, when the two prove one."""
+        batch_class = self._batch_class(key)
+        sizes = {(i, 0): a.shape[0] for i, (a, axes) in enumerate(zip(inputs, self._free_axes))
+                 if a.ndim and 0 in axes}
+        if not sizes:
+            return
+        self._traced_at[key] = (batch_class, sizes)
         for other_key, others in self._plans.items():
             other_class, other_sizes = self._traced_at.get(other_key, (None, None))
-            if other_key == key or other_class != size_class:
+            if other_key == key or other_class != batch_class:
                 continue
             for other in others:
                 general = generalize(other[0], other_sizes, plan[0], sizes)
                 if general is not None:
                     others.remove(other)
                     self._plans[key].remove(plan)
-                    self._general.setdefault(size_class, []).append((general, plan[1]))
+                    self._proved.setdefault(batch_class, []).append((general, plan[1]))
                     return
 
     def _bind_signature(self, args, kwargs):
@@ -218,13 +246,20 @@ class Function:
         return tuple(args[:offset]) + tuple(bound)
 
     def _trace(self, key, args, kwargs, leaves, inputs=None):
-        rec = Tracer()
+        free = None if inputs is None else [
+            [i for i in axes if i < a.ndim and a.shape[i] > 1] if a.__class__ is np.ndarray
+            else []
+            for a, axes in zip(inputs, self._free_axes)]
+        rec = Tracer(free=free is not None and any(free))
         traced_leaves = []
         for leaf in leaves:
             if _is_tensor_input(leaf):
                 array = _array(leaf)
                 tensor = wrap(array)
                 ref = rec.new_slot(array, tensor)
+                if rec.free and free[len(rec.inputs)]:
+                    tensor._value = rec.free_input(ref, array, free[len(rec.inputs)])
+                    rec.bind(ref, tensor._value, tensor)
                 rec.inputs.append(ref)
                 traced_leaves.append(tensor)
             else:
@@ -247,28 +282,39 @@ class Function:
                 f"another input signature.")
         self._traced_once = True
         self._tracing_count += 1
+        out_leaves = nest.flatten(result) if result is not None else []
+        if any(leaf.__class__ in _NUMBER_RESULTS or leaf.__class__ is Dim
+               for leaf in out_leaves):
+            # a Python number comes back as a tensor, as from a TensorFlow graph
+            out_leaves = [convert_to_tensor(leaf.read() if leaf.__class__ is Dim else leaf)
+                          if leaf.__class__ in _NUMBER_RESULTS or leaf.__class__ is Dim
+                          else leaf for leaf in out_leaves]
+            result = nest.pack_sequence_as(result, out_leaves) \
+                if not isinstance(result, _NUMBER_RESULTS + (Dim,)) else out_leaves[0]
+        outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
+        general = rec.free and rec.general
+        self._size_read = rec.size_read  # (why a trace with free sizes serves its own only)
         if self._tracing_count == _RETRACE_WARNING:
+            read = "" if rec.size_read is None else (
+                f" The last trace read the size of a None dimension of its input_signature "
+                f"at {rec.size_read}, so its plan serves that size only: use fw.shape(x) "
+                f"for a size that changes between calls.")
             warnings.warn(f"fw.function '{self._name}' has been traced {self._tracing_count} "
                           f"times: each new shape, dtype or Python value of an argument (and "
                           f"each new branch of a Python if on a tensor) traces it again. Pass "
-                          f"tensors instead of Python numbers, or give an input_signature.",
-                          stacklevel=3)
-        out_leaves = nest.flatten(result) if result is not None else []
-        if any(leaf.__class__ in _NUMBER_RESULTS for leaf in out_leaves):
-            # a Python number comes back as a tensor, as from a TensorFlow graph
-            out_leaves = [convert_to_tensor(leaf) if leaf.__class__ in _NUMBER_RESULTS
-                          else leaf for leaf in out_leaves]
-            result = nest.pack_sequence_as(result, out_leaves) \
-                if not isinstance(result, _NUMBER_RESULTS) else out_leaves[0]
-        outputs = [_output_ref(rec, leaf) for leaf in out_leaves]
-        replay = build(rec, outputs)
+                          f"tensors instead of Python numbers, or give an input_signature."
+                          f"{read}", stacklevel=3)
+        replay = build(rec, outputs, without=rec.shape_guards if general else ())
         rec.release([t for leaf in out_leaves for t in (
             (leaf._values, leaf._indices) if leaf.__class__ is IndexedSlices else (leaf,))
             if isinstance(t, Tensor)])
         plan = (replay, _unpacker(result))
+        if general:  # (it read no free size: every size of its class)
+            self._general.setdefault(self._size_class(key), []).append(plan)
+            return result
         self._plans.setdefault(key, []).append(plan)
-        if inputs is not None:  # (an input_signature with a None first dimension)
-            self._prove(self._size_class(inputs), key, plan, inputs)
+        if inputs is not None:  # (an input_signature with None dimensions)
+            self._prove(key, plan, inputs)
         return result
 
     def __repr__(self):
@@ -293,14 +339,24 @@ def _replay(plans, inputs):
     return _NO_PLAN
 
 
-def _free_dims(input_signature):
-    """Per tensor of an ``input_signature``, whether its first dimension is None (a batch);
-    None when none is (or there is no signature): every call then keys by its exact shapes."""
+def _free_axes(input_signature):
+    """Per tensor of an ``input_signature``, the axes whose size is None; None when there
+    are none (or there is no signature): every call then keys by its exact shapes."""
     if input_signature is None:
         return None
     specs = nest.flatten(input_signature)
-    free = [bool(spec.shape) and spec.shape[0] is None for spec in specs]
+    free = [() if spec.shape is None else tuple(i for i, d in enumerate(spec.shape) if d is None)
+            for spec in specs]
     return free if any(free) else None
+
+
+def _masked(key, free_axes, mask):
+    """Signature ``key`` with each tensor's shape (a ``(shape, dtype)`` entry) as
+    ``mask(shape, axes)`` gives it, ``axes`` that tensor's free axes, in order."""
+    axes = iter(free_axes)
+    return tuple([(mask(part[0], next(axes)), part[1])
+                  if part.__class__ is tuple and len(part) == 2 and isinstance(part[1], np.dtype)
+                  else part for part in key])
 
 
 def _parameters(python_function):

@@ -35,10 +35,12 @@ class Stale(Exception):
     """A variable or object of the plan has been freed."""
 
 
-def build(rec, outputs):
+def build(rec, outputs, without=()):
     """The replay function for recorder ``rec`` whose function returned ``outputs`` (refs,
-    ("pyout", value) for Python values, or ("var", k) for variables)."""
-    steps, outputs = _shared(rec, rec.steps, outputs)
+    ("pyout", value) for Python values, or ("var", k) for variables), leaving out the steps
+    ``without`` (the shape checks a plan for every size needs not make)."""
+    steps = [s for s in rec.steps if not any(s is w for w in without)] if without else rec.steps
+    steps, outputs = _shared(rec, steps, outputs)
     steps = _live(steps, outputs)
     steps = _guards_first(steps)
     return _compile(rec, steps, outputs)
@@ -133,6 +135,10 @@ def _renamed(ref, alias):
         return ("map", {k: _renamed(r, alias) for k, r in ref[1].items()})
     if ref[0] == "slices":
         return ("slices", _renamed(ref[1], alias), _renamed(ref[2], alias), ref[3])
+    if ref[0] == "size":
+        return ("size", _renamed(ref[1], alias), ref[2])
+    if ref[0] == "arith":
+        return ("arith", ref[1], tuple(_renamed(r, alias) for r in ref[2]))
     return ref
 
 
@@ -221,6 +227,12 @@ def _compile(rec, steps, outputs):
             return f"[{items}]" if ref[1] is list else f"{glob(ref[1])}([{items}])"
         if kind == "map":
             return "{" + ", ".join(f"{glob(k)}: {render(v)}" for k, v in ref[1].items()) + "}"
+        if kind == "size":  # (a size read in traced code: computed on every call)
+            return f"{render(ref[1])}.shape[{ref[2]}]"
+        if kind == "arith":
+            return f"{glob(ref[1])}({', '.join(render(r) for r in ref[2])})"
+        if kind == "num":
+            return repr(ref[1])
         raise AssertionError(ref)
 
     used_vars = sorted({k for s in steps for k in _var_indices(s)} |
@@ -455,6 +467,10 @@ def _walk(step):
             stack.extend(r[1].values())
         elif r[0] == "slices":
             stack.extend(r[1:3])
+        elif r[0] == "size":
+            stack.append(r[1])
+        elif r[0] == "arith":
+            stack.extend(r[2])
 
 
 def _var_indices(step):

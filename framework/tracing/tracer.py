@@ -23,11 +23,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .. import random as fw_random
 from ..engine.context import state
 from ..engine.indexed_slices import IndexedSlices
 from ..engine.recording import Listener
 from ..engine.tape import ArrayCalls
-from ..engine.tensor import Tensor, Variable
+from ..engine.dtypes import numpy_dtype
+from ..engine.tensor import Tensor, Variable, wrap_constant
+from . import sizes
+from .shadows import ShadowRuns
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PACKAGES = tuple(os.path.join(_ROOT, name) + os.sep for name in ("framework", "layers",
@@ -55,7 +59,7 @@ class Step:
         self.outs, self.unpack, self.result, self.expect = list(outs), unpack, result, expect
 
 
-class Tracer(Listener, ArrayCalls):
+class Tracer(Listener, ArrayCalls, ShadowRuns):
     """Follows one trace. Refs to values are tuples: ("s", k) slot k (a traced array), ("v", k)
     variable k's array, ("c", k) constant k (an array or Python value); call steps also use
     ("tensor", ref) for a ref passed wrapped as a tensor, ("var", k) for variable k itself,
@@ -63,7 +67,7 @@ class Tracer(Listener, ArrayCalls):
 
     follows_every_op = True  # kept active where custom_gradient pauses the user's tapes
 
-    def __init__(self):
+    def __init__(self, free=False):
         self.steps = []
         self.constants = []
         self.variables = []  # weak references, index = the ref's k
@@ -77,6 +81,13 @@ class Tracer(Listener, ArrayCalls):
         self._alive = []  # everything whose id is a key above stays alive while tracing
         self._unseen = {}  # id(tensor) -> where a tensor wrapping an unseen array was made
         self.intercepts = True  # False while a gradient is taken with the tensor VJPs
+        # ``free``: the inputs have free sizes (``framework.tracing.sizes``): every step also
+        # runs on the slots' shadows (two runs, at other sizes), and ``general`` stays true
+        # while no Python of the trace has read a free size (``size_read``: where one was)
+        self.start_shadows(free)
+        self.size_read = None
+        self.done = False
+        self.shape_guards = []  # the guards of outputs whose values decide their shapes
 
     def assigned(self, variable):
         """A variable written in place outside a replayed call: a replay would not repeat
@@ -92,6 +103,8 @@ class Tracer(Listener, ArrayCalls):
         ref = ("s", self.slot_count)
         self.slot_count += 1
         self.bind(ref, array, *tensors)
+        if self.free:
+            self._reals[ref[1]] = array
         return ref
 
     def bind(self, ref, array, *tensors):
@@ -142,8 +155,22 @@ class Tracer(Listener, ArrayCalls):
         return k
 
     def constant(self, value):
+        if self.free:
+            value, free = sizes.plain(value)
+            if free:
+                self.reads_size(value, by_step=False)
         self.constants.append(value)
         return ("c", len(self.constants) - 1)
+
+    # --- free sizes (framework.tracing.sizes) -----------------------------------------------
+    def reads_size(self, what, by_step=None):
+        """The trace's Python made a free size a value: the plan serves this size only.
+        ``by_step``: whether a step made it (a size read inside a step is the step's own)."""
+        if by_step is None:
+            by_step = sizes.in_step()
+        if self.general and not self.done and not by_step:
+            self.general = False
+            self.size_read = f"{user_line()} ({what!r})"
 
     def is_traced(self, t):
         """Whether ``t``'s value may differ between calls (not a captured constant)."""
@@ -170,21 +197,34 @@ class Tracer(Listener, ArrayCalls):
             return
         refs = [self.ref(a) for a in args]
         kwargs = {k: self._param_ref(v) for k, v in params.items() if k != "saved"}
-        if getattr(prim, "saves", False):
+        saves = getattr(prim, "saves", False)
+        if saves:
             outs = [self.new_slot(out._value, out), self.new_slot(params["saved"])]
             self.steps.append(Step("op", forward, refs, kwargs, outs, unpack=True))
         else:
             outs = [self.new_slot(out._value, out)]
             self.steps.append(Step("op", forward, refs, kwargs, outs))
         dynamic = getattr(prim, "dynamic_shape", False)
-        if dynamic and (dynamic is True or dynamic(params)):
+        dynamic = dynamic and (dynamic is True or dynamic(params))
+        if self.general:
+            views = self._shadow_step(forward, refs, kwargs, outs,
+                                      [out._value, params["saved"]] if saves else [out._value],
+                                      saves, every_axis=dynamic)
+            if views is not None:
+                out._value = views[0]
+        if dynamic:
             # the values decide the shape: a replay whose shape differs traces again, so that
-            # no size read from it in Python is frozen
-            self.steps.append(Step("guard", _shape, [outs[0]], expect=tuple(out.shape)))
+            # no size read from it in Python is frozen (a plan that read none needs no check)
+            guard = Step("guard", _shape, [outs[0]], expect=sizes.real_shape(out._value))
+            self.steps.append(guard)
+            self.shape_guards.append(guard)
 
     def _param_ref(self, value):
         """An op's parameter: a constant, unless it holds an array the trace computed (the
-        indices of a sparse gradient's scatter): then that array's slot."""
+        indices of a sparse gradient's scatter): then that array's slot; or a free size
+        (``sizes.Dim``): then its expression, computed on every call."""
+        if type(value) is sizes.Dim:
+            return self._size_ref(value)
         if value.__class__ in (tuple, list):
             refs = [self._param_ref(v) for v in value]
             if any(r[0] != "c" for r in refs):
@@ -212,6 +252,11 @@ class Tracer(Listener, ArrayCalls):
             self.steps.append(Step("op", fn, refs, kwargs, [
                 o if o is None or not any(o is ref for ref in refs) else None for o in outs],
                 unpack=many))
+            if self.general:
+                views = self._shadow_step(fn, refs, kwargs or {}, outs,
+                                          list(result) if many else [result], many)
+                if views is not None:
+                    result = result.__class__(views) if many else views[0]
         for r, ref in zip(result if many else [result], outs):
             if r.__class__ is IndexedSlices:
                 self._bind_parts(ref, r)
@@ -221,8 +266,13 @@ class Tracer(Listener, ArrayCalls):
         """Steps that take the values and indices out of the ``IndexedSlices`` at ``ref``,
         bound to those of ``slices``: the ops that read them later (a densifying scatter)."""
         for part, name in ((slices._values, "_values"), (slices._indices, "_indices")):
-            self.steps.append(Step("op", _part, [ref, self.constant(name)],
-                                   outs=[self.new_slot(part._value, part)]))
+            refs = [ref, self.constant(name)]
+            outs = [self.new_slot(part._value, part)]
+            self.steps.append(Step("op", _part, refs, outs=outs))
+            if self.general:
+                views = self._shadow_step(_part, refs, {}, outs, [part._value], False)
+                if views is not None:
+                    part._value = views[0]
 
     def call(self, fn, args, kwargs):
         """A replayed framework function (``framework.engine.context.replayed``): run it now with the
@@ -232,6 +282,8 @@ class Tracer(Listener, ArrayCalls):
         kwargs = {k: list(v) if hasattr(v, "__next__") else v for k, v in kwargs.items()}
         refs = [self._call_ref(a) for a in args]
         kwrefs = {k: self._call_ref(v) for k, v in kwargs.items()}
+        draws = self.general and getattr(fn, "__module__", "").startswith(fw_random.__name__)
+        before = fw_random.get_state() if draws else None
         with self.paused():
             result = fn(*args, **kwargs)
         step = Step("call", fn, refs, kwrefs)
@@ -240,9 +292,35 @@ class Tracer(Listener, ArrayCalls):
         elif result.__class__ is list and result and all(t.__class__ is Tensor for t in result):
             step.outs, step.result = [self.new_slot(t._value, t) for t in result], "tensors"
         self.steps.append(step)
+        if self.general and step.outs:
+            self._shadow_call(fn, refs, kwrefs, step.outs, result, before)
         return result
 
+    def _size_ref(self, dim):
+        """A free size given to a step: its expression, where the trace knows it."""
+        if dim.expr is not None and dim.trace is self:
+            return dim.expr
+        return self.constant(dim)
+
+    def size_tensor(self, dim, dtype):
+        """A free size as a scalar tensor of ``dtype`` (int32 by default, as ``fw.shape``'s):
+        a step computes it from its expression on every call."""
+        dtype = np.dtype(np.int32) if dtype is None else numpy_dtype(dtype)
+        value = np.asarray(dim.real, dtype)
+        if dim.expr is None or dim.trace is not self or self.done or not self.general:
+            self.reads_size(dim)
+            return wrap_constant(value)
+        tensor = wrap_constant(value)
+        ref = self.new_slot(value, tensor)
+        self.steps.append(Step("op", _size_array, [dim.expr, self.constant(dtype)], outs=[ref]))
+        if dim.shadow is not None:
+            for run, shadow in zip(self._shadows, dim.shadow):
+                run[ref[1]] = np.asarray(shadow, dtype)
+        return tensor
+
     def _call_ref(self, a):
+        if type(a) is sizes.Dim:
+            return self._size_ref(a)
         if isinstance(a, Variable):
             return ("var", self.variable_index(a))
         if isinstance(a, Tensor):
@@ -368,13 +446,19 @@ class Tracer(Listener, ArrayCalls):
         A traced tensor other than the ``results`` that outlives the trace (kept in a list, an
         attribute) held this one call's value: it is made to refuse every use, as a graph
         tensor leaked out of ``tf.function`` does."""
+        self.done = True
         kept = {id(t) for t in results}
         line = user_line()
+        for t in results:  # (a free view's sizes are a trace's; the caller gets plain arrays)
+            if type(t._value) is sizes.FreeArray:
+                t._value = t._value.view(np.ndarray)
         for t in self._alive:
             if t.__class__ is Tensor and id(t) not in kept and self._by_id.get(
                     id(t), ("c",))[0] == "s" and sys.getrefcount(t) > _HELD_BY_TRACE:
                 t._value = Leaked(line)
         self._by_id = self._by_array = None
+        self._shadows, self._reals = ({}, {}), {}  # (a Dim kept past the trace holds the
+        # tracer, not its runs)
         self._alive, self._unseen = [], {}
 
 
@@ -402,6 +486,11 @@ class Leaked:
         self._refuse()
 
 
+def _size_array(size, dtype):
+    """A size of this call (an int) as an array of ``dtype``."""
+    return np.asarray(size, dtype)
+
+
 def _copy(array):
     return array.copy()
 
@@ -426,3 +515,6 @@ def user_line():
 
 
 __all__ = ["Step", "TraceError", "Tracer", "user_line"]
+
+# the tracer's own runners of steps (see ``sizes.STEP_CODES``)
+sizes.STEP_CODES.update((Tracer.call.__code__, Tracer.array_step.__code__))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from free_sizes import host_only, traces
 from test_gate import FUNCTIONS, _arguments, _as_arrays, _reason_not_computed
 
 
@@ -118,9 +119,10 @@ def test_a_layers_training_step_takes_one_trace_for_every_batch_size(name):
                         else rng.normal(size=shape).astype(np.float32))
         for got, want in zip(traced(x), step(x), strict=True):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
-    assert traced.experimental_get_tracing_count() == 1, traced._size_read
+    assert traces(traced, 1, 2), traced._size_read
 
 
+@host_only
 def test_a_layer_built_inside_a_none_signature_sees_a_none_batch():
     """As in a Keras graph, ``build`` gets None for a size of each call."""
     layer = layers.Dense(2)
@@ -129,6 +131,7 @@ def test_a_layer_built_inside_a_none_signature_sees_a_none_batch():
     assert layer._build_input_shape == (None, 3)
 
 
+@host_only
 def test_a_comparison_that_every_size_answers_alike_keeps_one_trace():
     f = fw.function(lambda x: x * 2.0 if x.shape[0] > 1 and x.shape[1] == 3 else x,
                     input_signature=[fw.TensorSpec([None, 3])])
@@ -137,6 +140,7 @@ def test_a_comparison_that_every_size_answers_alike_keeps_one_trace():
     assert f.experimental_get_tracing_count() == 1
 
 
+@host_only
 def test_a_size_that_decides_a_branch_serves_its_own_size():
     f = fw.function(lambda x: x * 2.0 if x.shape[0] == 4 else x * 3.0,
                     input_signature=[fw.TensorSpec([None])])
@@ -145,6 +149,7 @@ def test_a_size_that_decides_a_branch_serves_its_own_size():
     assert f._size_read is not None
 
 
+@host_only
 def test_sizes_in_arithmetic_and_tensors_are_values_of_each_call():
     """``x / x.shape[0]``, ``fw.range(x.shape[1])``, ``fw.zeros((x.shape[0], 2))`` and a
     reshape by ``x.shape[0] * x.shape[1]``: computed on every call, from one trace."""
@@ -161,9 +166,19 @@ def test_sizes_in_arithmetic_and_tensors_are_values_of_each_call():
     assert traced.experimental_get_tracing_count() == 1
 
 
+@host_only
 def test_what_a_trace_returns_holds_plain_arrays():
     """The first call's results are the traced values: plain arrays, sizes as ints."""
     f = fw.function(lambda x: (x * 2.0, x.shape[0]), input_signature=[fw.TensorSpec([None])])
     y, n = f(fw.ones([3]))
     assert type(y._value) is np.ndarray and y.shape == (3,) and int(n) == 3
     assert isinstance(y.shape[0], int)
+
+
+@host_only
+def test_a_shape_with_a_size_of_each_call_is_not_fully_defined():
+    seen = []
+    f = fw.function(lambda x: seen.append(x.shape.is_fully_defined()) or x + 1.0,
+                    input_signature=[fw.TensorSpec([None, 2])])
+    f(fw.zeros([3, 2]))
+    assert seen == [False] and fw.zeros([3, 2]).shape.is_fully_defined()

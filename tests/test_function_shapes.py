@@ -8,6 +8,7 @@ import pytest
 
 import framework as fw
 from framework import keras
+from free_sizes import traces
 
 
 def _calls(f, eager, inputs):
@@ -74,7 +75,7 @@ def test_one_plan_serves_every_batch_size(name):
     f, eager = _training_step(model, fw.TensorSpec(spec, dtype))
     sizes = [8, 5, 7, 3, 11, 2]
     _calls(f, eager, _batches(rng, [(n,) + rest for n in sizes], make))
-    assert f.experimental_get_tracing_count() == 1  # the trace at 8 serves them all
+    assert traces(f, 1, 2)  # the trace at 8 serves them all (on a device: 8 and 5 prove one)
 
 
 def test_variable_length_sequences_take_one_trace():
@@ -91,7 +92,7 @@ def test_variable_length_sequences_take_one_trace():
     f, eager = _training_step(model, fw.TensorSpec([None, None], fw.int32))
     shapes = [(8, 6), (5, 6), (7, 6), (3, 6), (4, 9), (6, 9), (2, 9)]
     _calls(f, eager, _batches(rng, shapes, lambda s: rng.integers(0, 20, s).astype(np.int32)))
-    assert f.experimental_get_tracing_count() == 1
+    assert traces(f, 1, 4)
 
 
 def test_sizes_of_one_and_zero_are_classes_of_their_own():
@@ -100,7 +101,7 @@ def test_sizes_of_one_and_zero_are_classes_of_their_own():
                     input_signature=[fw.TensorSpec([None, 3], fw.float32)])
     inputs = [(np.full((n, 3), n, np.float32),) for n in (4, 6, 1, 0, 9, 1)]
     _calls(f, f.python_function, inputs)
-    assert f.experimental_get_tracing_count() == 3  # {4, 6, 9}, 1, 0
+    assert traces(f, 3, 4)  # {4, 6, 9}, 1, 0
 
 
 def test_a_size_read_into_python_another_way_keeps_a_trace_per_size():
@@ -135,7 +136,7 @@ def test_two_inputs_keep_sizes_of_their_own():
     inputs = [(np.full((n, 3), n, np.float32), np.arange(m, dtype=np.float32))
               for n, m in ((4, 4), (6, 6), (3, 5), (5, 5), (7, 2))]
     _calls(f, f.python_function, inputs)
-    assert f.experimental_get_tracing_count() == 1
+    assert traces(f, 1, 4)
 
 
 def test_batches_equal_in_both_proving_traces_are_checked_at_every_call():
@@ -179,7 +180,7 @@ def test_training_under_a_none_signature_matches_eager():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     for g, w in zip(got_weights, want_weights):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
-    assert step.experimental_get_tracing_count() == 1  # (which also built the slots)
+    assert traces(step, 1, 2)  # (the first also built the slots)
 
 
 def test_shape_and_size_are_values_of_each_call():
@@ -192,4 +193,4 @@ def test_shape_and_size_are_values_of_each_call():
         assert shape.dtype == fw.int32 and size.dtype == fw.int64
         np.testing.assert_array_equal(shape.numpy(), [n, 3])
         assert int(size) == 3 * n
-    assert f.experimental_get_tracing_count() == 1
+    assert traces(f, 1, 2)

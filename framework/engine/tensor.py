@@ -21,7 +21,9 @@ from .context import replayed
 
 class TensorShape(tuple):
     """A tensor's shape: a tuple of ints with TensorFlow's ``TensorShape`` methods, so both
-    ``x.shape == (2, 3)`` and ``x.shape.as_list()`` work. Every dimension is known here."""
+    ``x.shape == (2, 3)`` and ``x.shape.as_list()`` work. Every dimension is known here, but
+    a traced None dimension of an ``input_signature`` is a size of each call
+    (``framework.tracing.sizes.Dim``)."""
 
     __slots__ = ()
 
@@ -46,7 +48,8 @@ class TensorShape(tuple):
         return math.prod(self)
 
     def is_fully_defined(self):
-        return True
+        """False where a dimension is a size of each call (a traced None dimension)."""
+        return not any(getattr(d, "per_call_size", False) for d in self)
 
     def assert_is_compatible_with(self, other):
         other = tuple(other)

@@ -126,24 +126,6 @@ class Dim:
             self.trace.reads_size(self)
         return real
 
-    def __eq__(self, other):
-        return self._answer(operator.eq, other)
-
-    def __ne__(self, other):
-        return self._answer(operator.ne, other)
-
-    def __lt__(self, other):
-        return self._answer(operator.lt, other)
-
-    def __le__(self, other):
-        return self._answer(operator.le, other)
-
-    def __gt__(self, other):
-        return self._answer(operator.gt, other)
-
-    def __ge__(self, other):
-        return self._answer(operator.ge, other)
-
     def __bool__(self):
         return self._answer(operator.ne, 0)
 
@@ -190,6 +172,9 @@ def _shadow_op(op, x, y):
         return None
 
 
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Dim, f"__{_name}__", lambda self, other, _op=getattr(operator, _name):
+            self._answer(_op, other))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
     _op = getattr(operator, _name)
     setattr(Dim, f"__{_name}__", lambda self, other, _op=_op: self._arith(_op, other))

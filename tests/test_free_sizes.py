@@ -2,15 +2,19 @@
 serves every size of them from one plan where the traced Python read no size
 (``framework.tracing.sizes``), and gives eager's answer at every size either way.
 
-The sweep takes every public function of the one-gate test (``tests/test_gate.py``, arguments
+Trace counts are TensorFlow's, recorded (``reduce_retracing`` too). The sweep takes every
+public function of the one-gate test (``tests/test_gate.py``, arguments
 from ``tests/gate_cases.py``) and calls it under a signature whose every dimension is None, at
 the case's sizes and at larger ones (every axis of 2 or more grown, its rows repeated); the
 answers must be eager's at both sizes."""
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import framework as fw
-from free_sizes import host_only, traces
+from free_sizes import host_only, on_host, traces
 from test_gate import FUNCTIONS, _arguments, _as_arrays, _reason_not_computed
 
 
@@ -182,3 +186,27 @@ def test_a_shape_with_a_size_of_each_call_is_not_fully_defined():
                     input_signature=[fw.TensorSpec([None, 2])])
     f(fw.zeros([3, 2]))
     assert seen == [False] and fw.zeros([3, 2]).shape.is_fully_defined()
+
+
+TRACING = json.loads((Path(__file__).parent / "reference" / "tracing_reference.json").read_text())
+
+
+@pytest.mark.parametrize("case", TRACING["cases"], ids=[c["name"] for c in TRACING["cases"]])
+def test_trace_counts_are_tensorflows(case):
+    """As many traces as TensorFlow 2.21 took (tests/reference/make_tracing_reference.py), for
+    ``reduce_retracing`` and for ``input_signature``s of None dimensions, with eager's answers.
+    (No case has a size of 0 or 1 where others are larger: those trace apart here.)"""
+    fn = eval(case["source"], {"tf": fw})  # noqa: S307 - the recorded lines
+    if "input_signature" in case:
+        signature = [fw.TensorSpec(shape, fw.float32) for shape in case["input_signature"]]
+        traced = fw.function(fn, input_signature=signature)
+    else:
+        traced = fw.function(fn, reduce_retracing=case["reduce_retracing"])
+    rng = np.random.default_rng(0)
+    counts = []
+    for shapes in case["calls"]:
+        args = [fw.constant(rng.normal(size=shape).astype(np.float32)) for shape in shapes]
+        np.testing.assert_array_equal(traced(*args).numpy(), fn(*args).numpy())
+        counts.append(traced.experimental_get_tracing_count())
+    if on_host():
+        assert counts == case["counts"]

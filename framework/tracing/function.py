@@ -71,18 +71,23 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
              experimental_follow_type_hints=None, name=None):
     """Trace ``func`` once per input signature and replay it (``tf.function``).
 
-    ``autograph``, ``jit_compile`` and ``reduce_retracing`` are accepted for a port's sake:
-    there is no graph compiler to hand the plan to, and a branch on a tensor is handled by the
-    plan's guards instead of autograph."""
+    ``reduce_retracing`` (or its old name ``experimental_relax_shapes``), as TensorFlow's: a
+    call whose tensors' sizes differ from the last trace's traces the sizes that differed as
+    None, so one trace serves them from then on (``framework.tracing.sizes``). ``autograph``
+    and ``jit_compile`` are accepted for a port's sake: there is no graph compiler to hand the
+    plan to, and a branch on a tensor is handled by the plan's guards instead of autograph."""
+    relax = bool(reduce_retracing or experimental_relax_shapes)
+
     def decorate(f):
-        return Function(f, input_signature, name=name)
+        return Function(f, input_signature, name=name, reduce_retracing=relax)
     return decorate if func is None else decorate(func)
 
 
 class Function:
     """A traced-and-replayed callable; see ``function``."""
 
-    def __init__(self, python_function, input_signature=None, name=None):
+    def __init__(self, python_function, input_signature=None, name=None,
+                 reduce_retracing=False):
         if not callable(python_function):
             raise TypeError(f"fw.function wraps a callable, got {type(python_function).__name__}")
         if input_signature is not None:
@@ -95,8 +100,11 @@ class Function:
         self.input_signature = input_signature
         self._name = name or getattr(python_function, "__name__", "function")
         self._plans = {}  # signature key -> list of replays (one per branch outcome)
-        # an input_signature's None dimensions: per tensor input, its free axes
+        # an input_signature's None dimensions (or, with reduce_retracing, the axes whose sizes
+        # have differed between calls): per tensor input, its free axes
         self._free_axes = _free_axes(input_signature)
+        self._reduce_retracing = reduce_retracing and input_signature is None
+        self._last_key = None  # the signature of the last trace (what reduce_retracing relaxes)
         self._general = {}  # size class -> replays of one trace that read no free size
         self._proved = {}  # batch class -> replays proved on two traces for every batch size
         self._traced_at = {}  # signature key -> its batch class and batch sizes
@@ -126,7 +134,8 @@ class Function:
         except TypeError:  # an unhashable instance: no cache, still correct
             bound, cached = None, False
         if bound is None:
-            bound = Function(self._python_function, self.input_signature, self._name)
+            bound = Function(self._python_function, self.input_signature, self._name,
+                             self._reduce_retracing)
             bound._instance = weakref.ref(instance)
             if cached:
                 self._bound[instance] = bound
@@ -167,8 +176,30 @@ class Function:
             result = _replay(self._plans[key], inputs)
             if result is not _NO_PLAN:
                 return result
+        if self._reduce_retracing:
+            self._relax(key)
         return self._trace(key, args, kwargs, list(args) if leaves is None else leaves,
                            None if self._free_axes is None else inputs)
+
+    def _relax(self, key):
+        """``reduce_retracing``: the axes whose sizes differ between signature ``key`` and the
+        last trace's (the same arguments otherwise: ranks, dtypes, Python values) become free
+        from now on, as TensorFlow relaxes them to None."""
+        last, self._last_key = self._last_key, key
+        if last is None or len(last) != len(key):
+            return
+        differ = []
+        for old, new in zip(last, key):
+            if _is_spec(old) != _is_spec(new) or not _is_spec(new) and old != new:
+                return
+            if _is_spec(new):
+                if old[1] != new[1] or len(old[0]) != len(new[0]):
+                    return
+                differ.append({i for i, (a, b) in enumerate(zip(old[0], new[0])) if a != b})
+        if not any(differ):
+            return
+        known = self._free_axes or [()] * len(differ)
+        self._free_axes = [tuple(sorted(set(axes) | new)) for axes, new in zip(known, differ)]
 
     def _replay_general(self, key, inputs):
         """A call whose ``input_signature`` has None dimensions, by a plan for its class of
@@ -257,7 +288,7 @@ class Function:
                 array = _array(leaf)
                 tensor = wrap(array)
                 ref = rec.new_slot(array, tensor)
-                if rec.free and free[len(rec.inputs)]:
+                if rec.free:
                     tensor._value = rec.free_input(ref, array, free[len(rec.inputs)])
                     rec.bind(ref, tensor._value, tensor)
                 rec.inputs.append(ref)
@@ -354,9 +385,13 @@ def _masked(key, free_axes, mask):
     """Signature ``key`` with each tensor's shape (a ``(shape, dtype)`` entry) as
     ``mask(shape, axes)`` gives it, ``axes`` that tensor's free axes, in order."""
     axes = iter(free_axes)
-    return tuple([(mask(part[0], next(axes)), part[1])
-                  if part.__class__ is tuple and len(part) == 2 and isinstance(part[1], np.dtype)
-                  else part for part in key])
+    return tuple([(mask(part[0], next(axes)), part[1]) if _is_spec(part) else part
+                  for part in key])
+
+
+def _is_spec(part):
+    """Whether an entry of a signature key is a tensor's ``(shape, dtype)``."""
+    return part.__class__ is tuple and len(part) == 2 and isinstance(part[1], np.dtype)
 
 
 def _parameters(python_function):

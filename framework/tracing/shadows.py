@@ -26,8 +26,8 @@ class ShadowRuns:
         self._reals = {}  # slot number -> its real value
 
     def free_input(self, ref, array, axes):
-        """An input with free ``axes`` (sizes 2 and more): its shadows, and the view of it the
-        trace sees."""
+        """An input with free ``axes`` (sizes 2 and more; none: the same in every run): its
+        shadows, and the view of it the trace sees."""
         shadows = sizes.shadow_inputs(np.asarray(array), axes)
         for run, shadow in zip(self._shadows, shadows):
             run[ref[1]] = shadow

@@ -20,6 +20,7 @@ Losses are Keras 3's: ``add_loss`` during a call, activity regularization of the
 time ``losses`` is read; the outermost call clears the tree's call losses first.
 """
 import inspect
+import operator
 import weakref
 
 import framework as fw
@@ -54,7 +55,8 @@ def _shape_of(inputs):
     if shape is None:  # (a constant among the inputs: no shape)
         return None
     # a size of each call (a traced None dimension) is None, as in a Keras graph
-    return tuple(None if getattr(d, "per_call_size", False) else d for d in shape)
+    return tuple(d if d is None or d.__class__ is int else
+                 None if getattr(d, "per_call_size", False) else operator.index(d) for d in shape)
 
 
 class Layer(Module):

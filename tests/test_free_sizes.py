@@ -155,12 +155,15 @@ def test_a_size_that_decides_a_branch_serves_its_own_size():
 
 @host_only
 def test_sizes_in_arithmetic_and_tensors_are_values_of_each_call():
-    """``x / x.shape[0]``, ``fw.range(x.shape[1])``, ``fw.zeros((x.shape[0], 2))`` and a
-    reshape by ``x.shape[0] * x.shape[1]``: computed on every call, from one trace."""
+    """``x / x.shape[0]``, ``fw.range(x.shape[1])``, ``fw.zeros((x.shape[0], 2))``, a
+    reshape by ``x.shape[0] * x.shape[1]`` and slices to ``x.shape[1] - 1`` and to
+    ``fw.shape(x)[1] - 1`` (the TF tutorials' ``pos_encoding[:, :length]``): computed on every
+    call, from one trace."""
     def f(x):
         flat = fw.reshape(x, [x.shape[0] * x.shape[1]])
         return (fw.reduce_sum(x) / x.shape[0], fw.range(x.shape[1]), flat,
-                fw.zeros((x.shape[0], 2)))
+                fw.zeros((x.shape[0], 2)), x[:, : x.shape[1] - 1],
+                x[:, : fw.shape(x)[1] - 1] * 2.0)
     traced = fw.function(f, input_signature=[fw.TensorSpec([None, None])])
     for n, m in ((3, 4), (5, 2), (2, 6)):
         x = fw.constant(np.arange(n * m, dtype=np.float32).reshape(n, m))
@@ -210,3 +213,39 @@ def test_trace_counts_are_tensorflows(case):
         counts.append(traced.experimental_get_tracing_count())
     if on_host():
         assert counts == case["counts"]
+
+
+class _PositionalEmbedding(layers.Layer):
+    """The TensorFlow transformer tutorial's, by ``tf`` -> ``fw``: an embedding scaled by
+    ``sqrt(d_model)`` plus ``pos_encoding[tf.newaxis, :length, :]``, ``length`` from
+    ``tf.shape``."""
+
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.d_model = d_model
+        self.embedding = layers.Embedding(vocab_size, d_model, mask_zero=True)
+        self.pos_encoding = fw.constant(
+            np.random.default_rng(0).normal(size=(64, d_model)).astype(np.float32))
+
+    def call(self, x):
+        length = fw.shape(x)[1]
+        x = self.embedding(x)
+        x *= fw.math.sqrt(fw.cast(self.d_model, fw.float32))
+        return x + self.pos_encoding[fw.newaxis, :length, :]
+
+
+def test_a_slice_to_a_length_of_each_call_takes_one_trace():
+    layer, dense = _PositionalEmbedding(20, 8), layers.Dense(3)
+
+    def step(tokens):
+        with fw.GradientTape() as tape:
+            loss = fw.reduce_sum(fw.square(dense(layer(tokens))))
+        weights = layer.trainable_weights + dense.trainable_weights
+        return [loss] + [fw.convert_to_tensor(g) for g in tape.gradient(loss, weights)]
+    traced = fw.function(step, input_signature=[fw.TensorSpec([None, None], fw.int32)])
+    rng = np.random.default_rng(1)
+    for batch, length in ((4, 6), (3, 9), (5, 2), (2, 7)):
+        tokens = fw.constant(rng.integers(0, 20, (batch, length)).astype(np.int32))
+        for got, want in zip(traced(tokens), step(tokens), strict=True):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert traces(traced, 1, 4)

@@ -105,10 +105,10 @@ def test_sizes_of_one_and_zero_are_classes_of_their_own():
 
 
 def test_a_size_read_into_python_another_way_keeps_a_trace_per_size():
-    """A size read into Python (here n - 1 in a slice) makes a trace serve its own size; a
-    constant that no proportional rule explains proves nothing: each size keeps its own trace,
-    with eager's numbers."""
-    f = fw.function(lambda x: x[: x.shape[0] - 1] * 2.0,
+    """A size read into Python (here ``int(n) - 1`` in a slice) makes a trace serve its own
+    size; a constant that no proportional rule explains proves nothing: each size keeps its own
+    trace, with eager's numbers."""
+    f = fw.function(lambda x: x[: int(x.shape[0]) - 1] * 2.0,
                     input_signature=[fw.TensorSpec([None], fw.float32)])
     inputs = [(np.arange(n, dtype=np.float32),) for n in (4, 6, 9, 4)]
     _calls(f, f.python_function, inputs)

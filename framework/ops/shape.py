@@ -130,9 +130,11 @@ def stack(values, axis=0, name="stack"):
 
 # --- indexing ------------------------------------------------------------------------------------
 def _normalize_key(key):
-    """A tuple index whose tensors are arrays, and whether it uses advanced indexing."""
+    """A tuple index whose tensors are arrays (slice bounds too), and whether it uses advanced
+    indexing."""
     key = key if isinstance(key, tuple) else (key,)
-    key = tuple(k._value if isinstance(k, Tensor) else k for k in key)
+    key = tuple(k._value if isinstance(k, Tensor) else _slice_of_arrays(k)
+                if k.__class__ is slice else k for k in key)
     advanced = any(isinstance(k, (list, np.ndarray)) or backend.is_device_array(k) for k in key)
     if advanced:
         key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
@@ -145,13 +147,26 @@ def _getitem_vjp(g, out, x, key, advanced):
                     shape=g.shape[:lead] + x.shape)
 
 
-def _masks(params):
-    """Whether a key holds a boolean mask (the values then decide the result's shape)."""
-    return params["advanced"] and any(getattr(k, "dtype", None) == np.bool_
-                                      for k in params["key"])
+def _slice_of_arrays(k):
+    """A slice whose tensor bounds (``x[:, :fw.shape(y)[1]]``) are their arrays: an op's
+    inputs, read on every call, as TensorFlow's strided slice takes them."""
+    if isinstance(k.start, Tensor) or isinstance(k.stop, Tensor) or isinstance(k.step, Tensor):
+        return slice(*[b._value if isinstance(b, Tensor) else b
+                       for b in (k.start, k.stop, k.step)])
+    return k
 
 
-@primitive(_getitem_vjp, dynamic_shape=_masks)
+def _values_decide(params):
+    """Whether a key's values decide the result's shape: a boolean mask, or a slice bound
+    given as a tensor."""
+    key = params["key"]
+    if params["advanced"] and any(getattr(k, "dtype", None) == np.bool_ for k in key):
+        return True
+    return any(k.__class__ is slice and any(hasattr(b, "dtype") for b in (k.start, k.stop, k.step))
+               for k in key)
+
+
+@primitive(_getitem_vjp, dynamic_shape=_values_decide)
 def _getitem(x, key, advanced):
     return x[key]
 

@@ -137,6 +137,8 @@ def _renamed(ref, alias):
         return ("slices", _renamed(ref[1], alias), _renamed(ref[2], alias), ref[3])
     if ref[0] == "size":
         return ("size", _renamed(ref[1], alias), ref[2])
+    if ref[0] == "slice":
+        return ("slice", [_renamed(r, alias) for r in ref[1]])
     if ref[0] == "arith":
         return ("arith", ref[1], tuple(_renamed(r, alias) for r in ref[2]))
     return ref
@@ -227,6 +229,8 @@ def _compile(rec, steps, outputs):
             return f"[{items}]" if ref[1] is list else f"{glob(ref[1])}([{items}])"
         if kind == "map":
             return "{" + ", ".join(f"{glob(k)}: {render(v)}" for k, v in ref[1].items()) + "}"
+        if kind == "slice":
+            return f"slice({', '.join(render(r) for r in ref[1])})"
         if kind == "size":  # (a size read in traced code: computed on every call)
             return f"{render(ref[1])}.shape[{ref[2]}]"
         if kind == "arith":
@@ -469,6 +473,8 @@ def _walk(step):
             stack.extend(r[1:3])
         elif r[0] == "size":
             stack.append(r[1])
+        elif r[0] == "slice":
+            stack.extend(r[1])
         elif r[0] == "arith":
             stack.extend(r[2])
 

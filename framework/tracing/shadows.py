@@ -53,6 +53,8 @@ class ShadowRuns:
             return items if ref[1] is list else ref[1](items)
         if kind == "map":
             return {k: self._shadow(r, run) for k, r in ref[1].items()}
+        if kind == "slice":
+            return slice(*[self._shadow(r, run) for r in ref[1]])
         if kind == "size":
             return sizes.real_shape(self._shadow(ref[1], run))[ref[2]]
         if kind == "arith":

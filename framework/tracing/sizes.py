@@ -70,7 +70,14 @@ class Dim:
     module's docstring."""
 
     __slots__ = ("real", "shadow", "trace", "expr")
-    per_call_size = True  # (``framework.engine.tensor.dims`` keeps it in a shape)
+
+    @property
+    def per_call_size(self):
+        """Whether the size differs between the runs (or nobody knows it): then it is a size
+        of each call, which ``framework.engine.tensor.dims`` keeps in a shape and a layer's
+        build sees as None. One that agrees (an output whose values decide its shape, on an
+        axis no run changed) is an int to them, read as such."""
+        return self.shadow is None or any(s != self.real for s in self.shadow)
 
     def __init__(self, real, shadow, trace, expr=None):
         self.real, self.shadow, self.trace, self.expr = real, shadow, trace, expr

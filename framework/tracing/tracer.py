@@ -225,7 +225,13 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
         (``sizes.Dim``): then its expression, computed on every call."""
         if type(value) is sizes.Dim:
             return self._size_ref(value)
-        if value.__class__ in (tuple, list):
+        if value.__class__ is slice:  # (bounds given as tensors or sizes: values of each call)
+            bounds = (value.start, value.stop, value.step)
+            if any(b is not None and b.__class__ is not int for b in bounds):
+                refs = [self._param_ref(b) for b in bounds]
+                if any(r[0] != "c" for r in refs):
+                    return ("slice", refs)
+        elif value.__class__ in (tuple, list):
             refs = [self._param_ref(v) for v in value]
             if any(r[0] != "c" for r in refs):
                 return ("seq", value.__class__, refs)

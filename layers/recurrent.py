@@ -11,7 +11,7 @@ first and returns the outputs in that order, as Keras does.
 """
 import framework as fw
 from framework.engine import nest
-from framework.ops.recurrent import gru_sequence, lstm_sequence
+from framework.ops.recurrent import gru_sequence, lstm_sequence, simple_rnn_sequence
 
 from . import activations
 from .base import LAYERS, Layer
@@ -200,7 +200,8 @@ class _CellRNN(RNN):
         may run them (Keras's activations, no dropout in training), else None."""
         cell = self.cell
         if cell.activation is not activations.tanh or \
-                cell.recurrent_activation is not activations.sigmoid or \
+                getattr(cell, "recurrent_activation", activations.sigmoid) \
+                is not activations.sigmoid or \
                 (training and (cell.dropout or cell.recurrent_dropout)):
             return None
         if self.go_backwards:
@@ -234,7 +235,11 @@ class _CellRNN(RNN):
 
 @LAYERS.register
 class SimpleRNN(_CellRNN):
-    """A fully connected RNN: ``h = activation(x @ kernel + h_prev @ recurrent_kernel + bias)``."""
+    """A fully connected RNN: ``h = activation(x @ kernel + h_prev @ recurrent_kernel + bias)``.
+
+    With ``tanh`` and no dropout in training, the whole sequence is one primitive
+    (``framework.ops.recurrent.simple_rnn_sequence``), as ``LSTM``'s and ``GRU``'s.
+    """
 
     cell_class = SimpleRNNCell
 
@@ -246,6 +251,18 @@ class SimpleRNN(_CellRNN):
                  stateful=False, unroll=False, zero_output_for_mask=False, name=None,
                  trainable=True, dtype=None, input_shape=None, activity_regularizer=None):
         super().__init__(locals())
+
+    def _loop(self, sequences, states, mask, training):
+        cell = self.cell
+        fused = self._fused(sequences, mask, training)
+        if fused is None:
+            return super()._loop(sequences, states, mask, training)
+        bias = cell.bias if cell.use_bias else fw.zeros((cell.units,), dtype=self.dtype)
+        hs = simple_rnn_sequence(fused[0], states[0], cell.kernel, cell.recurrent_kernel, bias,
+                                 mask=fused[1])
+        h = hs[:, -1]
+        last, sequence = self._outputs(h, lambda: hs, fused[1])
+        return last, sequence, [h]
 
 
 @LAYERS.register

@@ -116,15 +116,19 @@ def test_a_size_read_into_python_another_way_keeps_a_trace_per_size():
 
 
 def test_a_loop_over_a_none_dimension_traces_per_length():
-    """A Python loop over the time steps (SimpleRNN) unrolls into plans of other lengths."""
-    fw.random.set_seed(3)
-    rng = np.random.default_rng(2)
-    model = keras.Sequential([keras.layers.Embedding(20, 4), keras.layers.SimpleRNN(5),
-                              keras.layers.Dense(3)])
-    f, eager = _training_step(model, fw.TensorSpec([None, None], fw.int32))
-    shapes = [(4, 5), (6, 5), (3, 7), (5, 7), (2, 5)]
-    _calls(f, eager, _batches(rng, shapes, lambda s: rng.integers(0, 20, s).astype(np.int32)))
-    assert f.experimental_get_tracing_count() == 4  # {4, 6 -> 2} at 5 steps, 3 and 5 at 7
+    """A Python loop over the time steps (``RNN`` over a cell) unrolls into plans of other
+    lengths; ``SimpleRNN`` (one primitive, as LSTM and GRU) takes one trace for them all."""
+    for layer, counts in ((lambda: keras.layers.RNN(keras.layers.SimpleRNNCell(5)), (4, 4)),
+                          (lambda: keras.layers.SimpleRNN(5), (1, 4))):
+        fw.random.set_seed(3)
+        rng = np.random.default_rng(2)
+        model = keras.Sequential([keras.layers.Embedding(20, 4), layer(),
+                                  keras.layers.Dense(3)])
+        f, eager = _training_step(model, fw.TensorSpec([None, None], fw.int32))
+        shapes = [(4, 5), (6, 5), (3, 7), (5, 7), (2, 5)]
+        _calls(f, eager, _batches(rng, shapes,
+                                  lambda s: rng.integers(0, 20, s).astype(np.int32)))
+        assert traces(f, *counts)  # the loop: {4, 6 -> 2} at 5 steps, 3 and 5 at 7
 
 
 def test_two_inputs_keep_sizes_of_their_own():

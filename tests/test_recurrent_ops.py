@@ -1,4 +1,5 @@
-"""The fused LSTM and GRU sequences (framework/ops/recurrent.py) equal their definitions, the
+"""The fused LSTM, GRU and SimpleRNN sequences (framework/ops/recurrent.py) equal their
+definitions, the
 composites of framework ops: outputs and first-order gradients (the hand-written
 backpropagation through time), with and without a mask; finite differences at orders 1 and 2;
 Jacobians; fw.function on a second call; and the layers' fast paths equal the same cells
@@ -9,7 +10,8 @@ import pytest
 import framework as fw
 import layers
 from framework.ops.recurrent import (gru_sequence, gru_sequence_composite, lstm_sequence,
-                                     lstm_sequence_composite)
+                                     lstm_sequence_composite, simple_rnn_sequence,
+                                     simple_rnn_sequence_composite)
 from framework.test import check_gradients
 
 RNG = np.random.default_rng(3)
@@ -30,8 +32,16 @@ def _gru_arguments(batch=3, steps=4, features=2, units=3, dtype=np.float64):
     return [fw.constant(RNG.normal(size=s).astype(dtype)) for s in shapes]
 
 
+def _simple_arguments(batch=3, steps=4, features=2, units=3, dtype=np.float64):
+    shapes = [(batch, steps, features), (batch, units), (features, units), (units, units),
+              (units,)]
+    return [fw.constant(RNG.normal(size=s).astype(dtype)) for s in shapes]
+
+
 PAIRS = {"lstm": (lstm_sequence, lstm_sequence_composite, _arguments, 6),
-         "gru": (gru_sequence, gru_sequence_composite, _gru_arguments, 3)}
+         "gru": (gru_sequence, gru_sequence_composite, _gru_arguments, 3),
+         "simple_rnn": (simple_rnn_sequence, simple_rnn_sequence_composite, _simple_arguments,
+                        3)}
 
 
 @pytest.mark.parametrize("mask", [None, MASK])
@@ -85,7 +95,8 @@ FAST_PATH_OPTIONS = (
 
 
 @pytest.mark.parametrize("layer, cell", [(layers.LSTM, layers.LSTMCell),
-                                         (layers.GRU, layers.GRUCell)])
+                                         (layers.GRU, layers.GRUCell),
+                                         (layers.SimpleRNN, layers.SimpleRNNCell)])
 def test_the_fast_path_equals_the_cell_loop(layer, cell):
     x = fw.constant(RNG.normal(size=(2, 5, 3)).astype(np.float32))
     mask = fw.constant(np.array([[0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool))

@@ -1,9 +1,11 @@
-"""A whole LSTM or GRU sequence as one primitive: Keras's LSTM step and GRU step (reset
-after the product, Keras 3's default; sigmoid gates, tanh) run over every time step on
-arrays, for ``layers.LSTM``'s and ``layers.GRU``'s fast paths.
+"""A whole LSTM, GRU or SimpleRNN sequence as one primitive: Keras's LSTM step, GRU step
+(reset after the product, Keras 3's default; sigmoid gates, tanh) and SimpleRNN step (tanh) run
+over every time step on arrays, for ``layers.LSTM``'s, ``layers.GRU``'s and
+``layers.SimpleRNN``'s fast paths. One primitive whatever the number of steps, so a traced
+step serves every sequence length of an ``input_signature``'s None dimension.
 
 The composite (a Python loop of framework ops, ``lstm_sequence_composite``,
-``gru_sequence_composite``) is the definition:
+``gru_sequence_composite``, ``simple_rnn_sequence_composite``) is the definition:
 what every step computes and what the tensor VJPs differentiate (by recomputing it under a
 tape, so an outer tape records them and every order stays exact). The primitive does the same
 on arrays: the input projection of all steps in one product, one product per step for the
@@ -55,6 +57,21 @@ def gru_sequence_composite(x, h, kernel, recurrent_kernel, bias, mask=None):
         r = sigmoid(projected[:, units:2 * units] + inner[:, units:2 * units])
         candidate = tanh(projected[:, 2 * units:] + r * inner[:, 2 * units:])
         new_h = z * h + (1 - z) * candidate
+        if mask is None:
+            h = new_h
+        else:
+            keep = cast(mask[:, t:t + 1], new_h.dtype)
+            h = keep * new_h + (1 - keep) * h
+        steps.append(h)
+    return stack(steps, axis=1)
+
+
+def simple_rnn_sequence_composite(x, h, kernel, recurrent_kernel, bias, mask=None):
+    """The definition, in framework ops: ``h_t = tanh(x_t @ kernel + h @ recurrent_kernel +
+    bias)`` for each step ``t``."""
+    steps = []
+    for t in range(x.shape[1]):
+        new_h = tanh(matmul(x[:, t], kernel) + matmul(h, recurrent_kernel) + bias)
         if mask is None:
             h = new_h
         else:
@@ -290,6 +307,66 @@ _gru_sequence_masked = define("gru_sequence_masked", _gru_forward, *_GRU_VJPS, N
                               array_vjp=_gru_array_vjp, saves=True)
 
 
+def _simple_forward(x, h0, kernel, recurrent_kernel, bias, mask=None):
+    """Every step's ``h``, and (time-major) every step's ``tanh`` before the mask."""
+    xp = backend.array_module(x)
+    batch, steps, features = x.shape
+    units = recurrent_kernel.shape[0]
+    news = (x.transpose(1, 0, 2).reshape(-1, features) @ kernel + bias).reshape(
+        steps, batch, units)
+    hs = xp.empty_like(news)
+    h = h0
+    for t in range(steps):
+        new_h = news[t]
+        new_h += h @ recurrent_kernel
+        xp.tanh(new_h, out=new_h)
+        hs[t] = new_h if mask is None else xp.where(mask[:, t:t + 1], new_h, h)
+        h = hs[t]
+    return xp.ascontiguousarray(hs.transpose(1, 0, 2)), news
+
+
+def _simple_array_vjp(g, out, needs, x, h0, kernel, recurrent_kernel, bias, mask=None, *,
+                      saved):
+    """Backpropagation through time: ``d(pre-activation) = dh * (1 - tanh^2)`` at each step,
+    one product with the recurrent kernel per step, the weight gradients as products over all
+    steps at the end."""
+    xp = backend.array_module(g)
+    news = saved
+    steps, batch, units = news.shape
+    previous = xp.concatenate([h0[None], out[:, :-1].transpose(1, 0, 2)])
+    slopes = 1 - news * news
+    d_pre = xp.empty_like(news)
+    recurrent_t = recurrent_kernel.T.copy()
+    g_t = g.transpose(1, 0, 2)
+    keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
+    dh = xp.zeros((batch, units), dtype=g.dtype)
+    for t in range(steps - 1, -1, -1):
+        dh += g_t[t]
+        if keeps is not None:  # the new state's share; the rest passes to the previous one
+            carried = dh * (1 - keeps[t])
+            dh *= keeps[t]
+        xp.multiply(dh, slopes[t], out=d_pre[t])
+        dh = d_pre[t] @ recurrent_t
+        if keeps is not None:
+            dh += carried
+    flat = d_pre.reshape(-1, units)
+    features = x.shape[-1]
+    return ((flat @ kernel.T).reshape(steps, batch, features).transpose(1, 0, 2).copy()
+            if needs[0] else None,
+            dh if needs[1] else None,
+            x.transpose(1, 0, 2).reshape(-1, features).T @ flat if needs[2] else None,
+            previous.reshape(-1, units).T @ flat if needs[3] else None,
+            flat.sum(axis=0) if needs[4] else None) + ((None,) if mask is not None else ())
+
+
+_SIMPLE_VJPS = [_vjp_by_recomputing(simple_rnn_sequence_composite, k, 5) for k in range(5)]
+_simple_rnn_sequence = define("simple_rnn_sequence", _simple_forward, *_SIMPLE_VJPS,
+                              array_vjp=_simple_array_vjp, saves=True)
+_simple_rnn_sequence_masked = define("simple_rnn_sequence_masked", _simple_forward,
+                                     *_SIMPLE_VJPS, None, array_vjp=_simple_array_vjp,
+                                     saves=True)
+
+
 def lstm_sequence(x, h, c, kernel, recurrent_kernel, bias, mask=None):
     """Keras's LSTM (sigmoid gates, tanh) over ``x`` of shape ``(batch, steps, features)``
     from the states ``h`` and ``c``: ``(batch, steps, 2 * units)``, each step's ``h`` then
@@ -310,4 +387,15 @@ def gru_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
     args = [x, h, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
     args = tuple(convert_to_tensor(a) for a in args)
     op = _gru_sequence if mask is None else _gru_sequence_masked
+    return op.run(args, [a._value for a in args], {})
+
+
+def simple_rnn_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
+    """Keras's SimpleRNN (tanh) over ``x`` of shape ``(batch, steps, features)`` from the state
+    ``h``: every step's ``h``, ``(batch, steps, units)``; where the boolean ``mask`` (batch,
+    steps) is False, the state carries through. One primitive;
+    ``simple_rnn_sequence_composite`` is its definition."""
+    args = [x, h, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
+    args = tuple(convert_to_tensor(a) for a in args)
+    op = _simple_rnn_sequence if mask is None else _simple_rnn_sequence_masked
     return op.run(args, [a._value for a in args], {})

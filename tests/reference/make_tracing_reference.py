@@ -28,6 +28,12 @@ CASES = [
     {"name": "signature_every_dimension_none", "source": "lambda x: tf.reduce_mean(x, axis=-1)",
      "input_signature": [[None, None]],
      "calls": [[[4, 3]], [[5, 7]], [[2, 9]], [[6, 2]]]},
+    # the tf.function guide's (https://www.tensorflow.org/guide/function): reduce_retracing
+    {"name": "guide_reduce_retracing", "source": "lambda x: x", "reduce_retracing": True,
+     "calls": [[[3]], [[5]], [[7]], [[9]]]},
+    # and its next_collatz, under input_signature=[TensorSpec([None])]
+    {"name": "guide_collatz", "source": "lambda x: tf.where(x % 2 == 0, x // 2, 3 * x + 1)",
+     "input_signature": [[None]], "calls": [[[2]], [[5]], [[3]]]},
 ]
 
 

@@ -72,14 +72,14 @@ def _drawn(draw, shape, dtype, parameters):
     return _wrap(backend.to_backend(values))
 
 
-@_replayed
+@_replayed(draws=True)
 def normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     rng = generator(seed)
     return _drawn(lambda size: rng.normal(mean, stddev, size), _shape(shape), dtype,
                   (mean, stddev))
 
 
-@_replayed
+@_replayed(draws=True)
 def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
     dtype = _numpy_dtype(dtype)
     if dtype.kind in "iu":
@@ -92,7 +92,7 @@ def uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
                   (minval, maxval))
 
 
-@_replayed
+@_replayed(draws=True)
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     """Normal values, redrawn until within two standard deviations (TensorFlow's rule)."""
     rng = generator(seed)
@@ -105,7 +105,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name
     return _out(values * stddev + mean, dtype)
 
 
-@_replayed
+@_replayed(draws=True)
 def shuffle(value, seed=None, name=None):
     """``value``'s rows in a random order."""
     from .ops import gather
@@ -113,7 +113,7 @@ def shuffle(value, seed=None, name=None):
     return gather(value, generator(seed).permutation(value.shape[0]))
 
 
-@_replayed
+@_replayed(draws=True)
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """``num_samples`` class indices per row of ``logits`` (batch, classes), each drawn with
     probability ``softmax(logits)``: a (batch, num_samples) int64 tensor (Gumbel-max)."""

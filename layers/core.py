@@ -232,7 +232,7 @@ class Dropout(Layer):
                 "seed": self.seed}
 
 
-@replayed  # a traced fw.function draws a fresh mask on every call
+@replayed(draws=True)  # a traced fw.function draws a fresh mask on every call
 def _keep_scale(generator, shape, rate, like):
     """Dropout's mask, scaled: ``1 / (1 - rate)`` where kept, 0 where dropped."""
     generator = generator or fw.random.generator()

@@ -249,3 +249,22 @@ def test_a_slice_to_a_length_of_each_call_takes_one_trace():
         for got, want in zip(traced(tokens), step(tokens), strict=True):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
     assert traces(traced, 1, 4)
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_dropout_in_training_takes_one_trace_with_eagers_masks(seed):
+    """Dropout draws its mask from each call's shape (a replayed draw, run on the shadows from
+    copies of the generators): one trace, and the same masks as eager, from the layer's own
+    generator or the global one."""
+    def run(compiled):
+        fw.random.set_seed(7)
+        layer = layers.Dropout(0.5, seed=seed)
+        f = lambda x: layer(x, training=True) * 1.0  # noqa: E731
+        if compiled:
+            f = fw.function(f, input_signature=[fw.TensorSpec([None, 4])])
+        return [f(fw.ones([n, 4])).numpy() for n in (5, 7, 3, 5)], f
+    eager, _ = run(False)
+    traced, f = run(True)
+    for got, want in zip(traced, eager, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert traces(f, 1, 2)  # (on a device: 5 and 7 prove one plan for the batch)

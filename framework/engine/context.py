@@ -59,11 +59,17 @@ def note_assign(variable):
 
 
 # --- effects: what the tracer (``state.tracer``) is told besides the ops ----------------------
-def replayed(fn):
+def replayed(fn=None, *, draws=False):
     """Mark ``fn`` as an effect beyond its result (a variable's ``assign``, an optimizer's
     update, a random draw, a summary write): traced by ``fw.function``, it runs once and becomes
     one step of the plan, which calls it again on every replay with that call's values.
-    Outside a trace it costs one attribute read."""
+    Outside a trace it costs one attribute read. ``draws``: its only effect is to move a
+    random generator on (the global one, or a NumPy ``Generator`` it is given), so a trace
+    may run it again on other values with the generators put back as they were."""
+    if fn is None:
+        return functools.partial(replayed, draws=draws)
+    fn.draws = draws
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         tracer = state.tracer

@@ -124,7 +124,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     return x * _dropout_scale(shape, rate, x.dtype, seed)
 
 
-@replayed  # (a traced fw.function draws a fresh mask on every call)
+@replayed(draws=True)  # (a traced fw.function draws a fresh mask on every call)
 def _dropout_scale(shape, rate, dtype, seed):
     """The mask, scaled: ``1 / (1 - rate)`` where kept, 0 where dropped."""
     from ..random import generator

@@ -141,8 +141,9 @@ def unstack(value, num=None, axis=0, name="unstack"):
 def tile(input, multiples, name=None):  # noqa: A002
     """``input`` repeated ``multiples[i]`` times along each axis ``i``."""
     x = convert_to_tensor(input)
-    multiples = [int(m) for m in (multiples.numpy() if isinstance(multiples, Tensor)
-                                  else multiples)]
+    # (a multiple given as a tensor, ``[fw.shape(x)[0], 1]``, is read with ``operator.index``:
+    # under fw.function a value the replay checks, as a shape given as a tensor)
+    multiples = [operator.index(m) for m in _int_list(multiples)]
     if len(multiples) != x.ndim:
         raise ValueError(f"tile: multiples {multiples} must have one entry per axis of a "
                          f"tensor of shape {x.shape}")
@@ -183,6 +184,8 @@ def _int_list(value):
     """A scalar or a list of ints or int tensors as a list (a 1-D tensor: its entries)."""
     if isinstance(value, Tensor):
         return [value] if value.ndim == 0 else [value[i] for i in range(value.shape[0])]
+    if isinstance(value, (list, tuple)):  # (which may hold tensors: no np.ndim on them)
+        return list(value)
     return [value] if np.ndim(value) == 0 else list(value)
 
 

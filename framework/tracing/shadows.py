@@ -7,6 +7,8 @@ differ between the runs are free (its ``FreeArray`` view hands them to Python as
 those that agree are fixed. A shadow run that fails proves nothing: the trace then serves its
 own sizes only. ``ShadowRuns`` is the ``Tracer``'s part that keeps the runs.
 """
+import copy
+
 import numpy as np
 
 from .. import random as fw_random
@@ -95,9 +97,11 @@ class ShadowRuns:
             return None
 
     def _shadow_call(self, fn, refs, kwrefs, outs, result, before):
-        """The shadows of a replayed call's results: a random draw's drawn again from the
-        same state on the shadows of its arguments (and the state put back as the real draw
-        left it); any other call's are its real results, where none of its arguments is free."""
+        """The shadows of a replayed call's results: a random draw's (``replayed(draws=True)``)
+        drawn again on the shadows of its arguments, from the global generator's state
+        ``before`` it (put back as the real draw left it after) or from copies of the
+        generators it is given; any other call's are its real results, where none of its
+        arguments is free."""
         tensors = [result] if outs and isinstance(result, Tensor) else list(result)
         if before is None:
             if any(self._free_ref(r) for r in refs + list(kwrefs.values())):
@@ -114,7 +118,7 @@ class ShadowRuns:
         try:
             with self.paused():
                 views = self._shadow_step(
-                    lambda *a, **k: [t._value for t in _as_list(fn(*a, **k))],
+                    lambda *a, **k: [t._value for t in _as_list(fn(*_fresh(a), **_fresh(k)))],
                     refs, kwrefs, outs, [t._value for t in tensors], True)
         finally:
             fw_random.set_state(after)
@@ -140,6 +144,15 @@ class ShadowRuns:
         if kind == "map":
             return any(self._free_ref(r) for r in ref[1].values())
         return False
+
+
+def _fresh(args):
+    """A draw's arguments with a copy of each NumPy generator, which the shadow runs move on
+    in place of the real one."""
+    if isinstance(args, dict):
+        return {k: copy.deepcopy(v) if isinstance(v, np.random.Generator) else v
+                for k, v in args.items()}
+    return [copy.deepcopy(a) if isinstance(a, np.random.Generator) else a for a in args]
 
 
 def _as_list(result):

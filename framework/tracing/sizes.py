@@ -280,10 +280,12 @@ def plain(value):
         return value.real, True
     if cls is FreeArray:
         return value.view(np.ndarray), True
-    if cls is tuple or cls is list:
+    if isinstance(value, (tuple, list)):  # (a TensorShape too: a tuple of its entries)
         items = [plain(v) for v in value]
         if any(free for _, free in items):
-            return cls(v for v, _ in items), True
+            values = [v for v, _ in items]
+            return (list(values) if isinstance(value, list) else
+                    cls(*values) if hasattr(cls, "_fields") else tuple(values)), True
         return value, False
     if cls is slice:
         (start, stop, step), free = plain((value.start, value.stop, value.step))

@@ -29,7 +29,7 @@ from ..engine.indexed_slices import IndexedSlices
 from ..engine.recording import Listener
 from ..engine.tape import ArrayCalls
 from ..engine.dtypes import numpy_dtype
-from ..engine.tensor import Tensor, Variable, wrap_constant
+from ..engine.tensor import Tensor, TensorShape, Variable, wrap_constant
 from . import sizes
 from .shadows import ShadowRuns
 
@@ -231,10 +231,10 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
                 refs = [self._param_ref(b) for b in bounds]
                 if any(r[0] != "c" for r in refs):
                     return ("slice", refs)
-        elif value.__class__ in (tuple, list):
+        elif value.__class__ in (tuple, list, TensorShape):
             refs = [self._param_ref(v) for v in value]
             if any(r[0] != "c" for r in refs):
-                return ("seq", value.__class__, refs)
+                return ("seq", list if value.__class__ is list else tuple, refs)
         elif hasattr(value, "shape") and hasattr(value, "dtype"):
             ref = self._by_array.get(id(value))
             if ref is not None:
@@ -288,7 +288,7 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
         kwargs = {k: list(v) if hasattr(v, "__next__") else v for k, v in kwargs.items()}
         refs = [self._call_ref(a) for a in args]
         kwrefs = {k: self._call_ref(v) for k, v in kwargs.items()}
-        draws = self.general and getattr(fn, "__module__", "").startswith(fw_random.__name__)
+        draws = self.general and getattr(fn, "draws", False)
         before = fw_random.get_state() if draws else None
         with self.paused():
             result = fn(*args, **kwargs)
@@ -333,8 +333,9 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
             return ("tensor", self.ref(a))
         if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic):
             return self.array_ref(a)  # a raw array (an optimizer's gradients)
-        if a.__class__ in (list, tuple):
-            return ("seq", a.__class__, [self._call_ref(x) for x in a])
+        if a.__class__ in (list, tuple, TensorShape):  # (a shape as a tuple of its entries)
+            return ("seq", list if a.__class__ is list else tuple,
+                    [self._call_ref(x) for x in a])
         if a.__class__ is dict:
             return ("map", {k: self._call_ref(v) for k, v in a.items()})
         if a is None or isinstance(a, (int, float, str, bytes, np.generic, np.dtype, type)) \

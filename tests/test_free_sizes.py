@@ -268,3 +268,23 @@ def test_dropout_in_training_takes_one_trace_with_eagers_masks(seed):
     for got, want in zip(traced, eager, strict=True):
         np.testing.assert_array_equal(got, want)
     assert traces(f, 1, 2)  # (on a device: 5 and 7 prove one plan for the batch)
+
+
+def test_tensorflow_idioms_of_a_dynamic_batch_give_eagers_answers():
+    """What TF2 training steps write with ``tf.shape``: an accuracy, a one-hot, a concat, a
+    tile by ``[tf.shape(x)[0], 1]`` (a TraceError before: its multiples were read with
+    ``.numpy()``), a gather over ``tf.range(tf.shape(x)[0])``."""
+    def f(x, y):
+        logits = x[:, :4]
+        return (fw.reduce_mean(fw.cast(fw.equal(fw.argmax(logits, 1), y), fw.float32)),
+                fw.one_hot(y, 4), fw.concat([x, x], axis=0),
+                fw.tile(x[:1], [fw.shape(x)[0], 1]),
+                fw.gather(x, fw.range(fw.shape(x)[0])))
+    traced = fw.function(f, input_signature=[fw.TensorSpec([None, 6]),
+                                             fw.TensorSpec([None], fw.int64)])
+    rng = np.random.default_rng(2)
+    for n in (6, 3, 6, 8):
+        args = (fw.constant(rng.normal(size=(n, 6)).astype(np.float32)),
+                fw.constant(rng.integers(0, 4, n)))
+        for got, want in zip(traced(*args), f(*args), strict=True):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())

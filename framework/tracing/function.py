@@ -4,7 +4,10 @@ The first call with a new input signature runs the Python function for real, und
 (``framework.tracing.tracer``); later calls with that signature replay the plan (``.plan``)
 and run no Python of the user's. The signature, as TensorFlow's: each tensor or NumPy array
 argument by shape and dtype, a variable by identity, any other Python value by value (objects
-by identity). ``input_signature`` fixes the arguments to tensors of the given specs.
+by identity). ``input_signature`` fixes the arguments to tensors of the given specs; its None
+dimensions are free sizes, and one trace serves every size of them where the traced Python
+makes none a Python value (``framework.tracing.sizes``); ``reduce_retracing`` makes free the
+sizes that differed between calls.
 
 Consequences a TF user expects: Python side effects (``print``, appending to a list) happen
 while tracing only; variables read and assigned inside persist; variables may be created on

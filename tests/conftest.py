@@ -10,6 +10,12 @@
   that refuses host/device mixing as CuPy does and runs the fused kernels' C++ on the CPU. It
   checks the GPU code paths' logic on any machine with g++; only ``cupy`` checks CUDA.
 
+``--free-sizes`` (or ``FRAMEWORK_TEST_FREE_SIZES=1``) runs the suite with the first axis of
+every tensor argument of every ``fw.function`` free, as under an ``input_signature`` of a None
+batch: each trace also makes the shadow runs and sees its batch as a size of each call
+(``framework/tracing/sizes.py``), so every numeric assertion of the suite checks that path. The
+tests whose trace counts that changes are marked ``trace_counts`` and skipped there.
+
 Tests that compare the GPU path with the host path take the ``device_backend`` fixture (or
 ``each_backend``, which adds NumPy): one test body, run once per backend, with the real CuPy
 marked ``gpu`` and skipped with a reason where it cannot run.
@@ -22,7 +28,9 @@ import pytest
 
 import cupy_emulator
 import framework as fw
+import free_sizes
 from framework.engine import backend
+from framework.tracing.function import Function
 from framework.tuning import kernels
 
 BACKENDS = ("numpy", "cupy", "emulated-cupy")
@@ -34,6 +42,28 @@ def pytest_addoption(parser):
                      default=os.environ.get("FRAMEWORK_TEST_BACKEND") or "numpy",
                      help="array backend for the whole suite (default: $FRAMEWORK_TEST_BACKEND "
                           "or numpy)")
+    parser.addoption("--free-sizes", action="store_true",
+                     default=bool(os.environ.get("FRAMEWORK_TEST_FREE_SIZES")),
+                     help="trace every fw.function with its tensors' batch axis free")
+
+
+class _BatchAxes:
+    """Free axes for every tensor argument of a function: the first (see ``--free-sizes``)."""
+
+    def __iter__(self):
+        while True:
+            yield (0,)
+
+
+def _free_batches(patch):
+    init = Function.__init__
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if self._free_axes is None:
+            self._free_axes = _BatchAxes()
+    patch.setattr(Function, "__init__", __init__)
+    free_sizes.FORCED = True
 
 
 def activate(name, patch):
@@ -64,9 +94,12 @@ def pytest_configure(config):
         raise pytest.UsageError(f"FRAMEWORK_TEST_BACKEND={name!r}: expected one of "
                                 f"{', '.join(BACKENDS)}")
     config.fw_backend_skip = None
-    if name != "numpy":
+    if name != "numpy" or config.getoption("--free-sizes"):
         config.fw_backend_patch = pytest.MonkeyPatch()
+    if name != "numpy":
         config.fw_backend_skip = activate(name, config.fw_backend_patch)
+    if config.getoption("--free-sizes"):
+        _free_batches(config.fw_backend_patch)
 
 
 def pytest_unconfigure(config):
@@ -75,6 +108,11 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    if config.getoption("--free-sizes"):
+        skip = pytest.mark.skip(reason="--free-sizes changes the trace counts this test checks")
+        for item in items:
+            if item.get_closest_marker("trace_counts"):
+                item.add_marker(skip)
     reason = config.fw_backend_skip
     if reason:
         skip = pytest.mark.skip(reason=f"--backend {config.getoption('--backend')}: {reason}")

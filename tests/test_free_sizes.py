@@ -194,6 +194,7 @@ def test_a_shape_with_a_size_of_each_call_is_not_fully_defined():
 TRACING = json.loads((Path(__file__).parent / "reference" / "tracing_reference.json").read_text())
 
 
+@pytest.mark.trace_counts
 @pytest.mark.parametrize("case", TRACING["cases"], ids=[c["name"] for c in TRACING["cases"]])
 def test_trace_counts_are_tensorflows(case):
     """As many traces as TensorFlow 2.21 took (tests/reference/make_tracing_reference.py), for

@@ -22,6 +22,7 @@ def _data(rows=16, seed=0):
     return x, y
 
 
+@pytest.mark.trace_counts
 def test_traced_once_per_signature_and_side_effects_at_trace_time_only():
     printed = []
 

@@ -36,11 +36,7 @@ def lstm_sequence_composite(x, h, c, kernel, recurrent_kernel, bias, mask=None):
         new_c = (gates[:, units:2 * units] * c
                  + gates[:, :units] * tanh(z[:, 2 * units:3 * units]))
         new_h = gates[:, 3 * units:] * tanh(new_c)
-        if mask is None:
-            h, c = new_h, new_c
-        else:
-            keep = cast(mask[:, t:t + 1], new_h.dtype)
-            h, c = keep * new_h + (1 - keep) * h, keep * new_c + (1 - keep) * c
+        h, c = _kept(mask, t, new_h, h), _kept(mask, t, new_c, c)
         steps.append(concat([h, c], axis=-1))
     return stack(steps, axis=1)
 
@@ -56,12 +52,7 @@ def gru_sequence_composite(x, h, kernel, recurrent_kernel, bias, mask=None):
         z = sigmoid(projected[:, :units] + inner[:, :units])
         r = sigmoid(projected[:, units:2 * units] + inner[:, units:2 * units])
         candidate = tanh(projected[:, 2 * units:] + r * inner[:, 2 * units:])
-        new_h = z * h + (1 - z) * candidate
-        if mask is None:
-            h = new_h
-        else:
-            keep = cast(mask[:, t:t + 1], new_h.dtype)
-            h = keep * new_h + (1 - keep) * h
+        h = _kept(mask, t, z * h + (1 - z) * candidate, h)
         steps.append(h)
     return stack(steps, axis=1)
 
@@ -71,14 +62,17 @@ def simple_rnn_sequence_composite(x, h, kernel, recurrent_kernel, bias, mask=Non
     bias)`` for each step ``t``."""
     steps = []
     for t in range(x.shape[1]):
-        new_h = tanh(matmul(x[:, t], kernel) + matmul(h, recurrent_kernel) + bias)
-        if mask is None:
-            h = new_h
-        else:
-            keep = cast(mask[:, t:t + 1], new_h.dtype)
-            h = keep * new_h + (1 - keep) * h
+        h = _kept(mask, t, tanh(matmul(x[:, t], kernel) + matmul(h, recurrent_kernel) + bias), h)
         steps.append(h)
     return stack(steps, axis=1)
+
+
+def _kept(mask, t, new, old):
+    """A state after step ``t``: ``new``, or ``old`` carried through where ``mask`` drops it."""
+    if mask is None:
+        return new
+    keep = cast(mask[:, t:t + 1], new.dtype)
+    return keep * new + (1 - keep) * old
 
 
 def _vjp_by_recomputing(composite, position, count):
@@ -276,19 +270,12 @@ def _gru_array_vjp(g, out, needs, x, h0, kernel, recurrent_kernel, bias, mask=No
     through_inner[:, :, 2] *= r
     d_projected, d_inner = xp.empty_like(through_x), xp.empty_like(through_x)
     recurrent_t = recurrent_kernel.T.copy()
-    g_t = g.transpose(1, 0, 2)
-    keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
-    dh = xp.zeros((batch, units), dtype=g.dtype)
-    for t in range(steps - 1, -1, -1):
-        dh += g_t[t]
-        if keeps is not None:  # the new state's share; the rest passes to the previous one
-            carried = dh * (1 - keeps[t])
-            dh *= keeps[t]
+
+    def step(t, dh):
         xp.multiply(through_x[t], dh[:, None], out=d_projected[t])
         xp.multiply(through_inner[t], dh[:, None], out=d_inner[t])
-        dh = dh * z[t] + d_inner[t].reshape(batch, -1) @ recurrent_t
-        if keeps is not None:
-            dh += carried
+        return dh * z[t] + d_inner[t].reshape(batch, -1) @ recurrent_t
+    dh = _through_time(g, mask, step)
     flat_x, flat_inner = d_projected.reshape(-1, 3 * units), d_inner.reshape(-1, 3 * units)
     features = x.shape[-1]
     return ((flat_x @ kernel.T).reshape(steps, batch, features).transpose(1, 0, 2).copy()
@@ -305,6 +292,26 @@ _gru_sequence = define("gru_sequence", _gru_forward, *_GRU_VJPS, array_vjp=_gru_
                        saves=True)
 _gru_sequence_masked = define("gru_sequence_masked", _gru_forward, *_GRU_VJPS, None,
                               array_vjp=_gru_array_vjp, saves=True)
+
+
+def _through_time(g, mask, step):
+    """The state's cotangent pulled back from the last step to the first (``g``: every step's
+    output cotangent, (batch, steps, units)): at each step ``t`` the output's joins it, a step
+    the ``mask`` drops passes it on to the state before unchanged, and ``step(t, dh)`` gives
+    the previous state's share of the rest. Returns the first state's cotangent."""
+    xp = backend.array_module(g)
+    g_t = g.transpose(1, 0, 2)
+    keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
+    dh = xp.zeros(g_t.shape[1:], dtype=g.dtype)
+    for t in range(g_t.shape[0] - 1, -1, -1):
+        dh += g_t[t]
+        if keeps is not None:  # the new state's share; the rest passes to the previous one
+            carried = dh * (1 - keeps[t])
+            dh *= keeps[t]
+        dh = step(t, dh)
+        if keeps is not None:
+            dh += carried
+    return dh
 
 
 def _simple_forward(x, h0, kernel, recurrent_kernel, bias, mask=None):
@@ -337,18 +344,11 @@ def _simple_array_vjp(g, out, needs, x, h0, kernel, recurrent_kernel, bias, mask
     slopes = 1 - news * news
     d_pre = xp.empty_like(news)
     recurrent_t = recurrent_kernel.T.copy()
-    g_t = g.transpose(1, 0, 2)
-    keeps = None if mask is None else mask.T[..., None].astype(g.dtype)
-    dh = xp.zeros((batch, units), dtype=g.dtype)
-    for t in range(steps - 1, -1, -1):
-        dh += g_t[t]
-        if keeps is not None:  # the new state's share; the rest passes to the previous one
-            carried = dh * (1 - keeps[t])
-            dh *= keeps[t]
+
+    def step(t, dh):
         xp.multiply(dh, slopes[t], out=d_pre[t])
-        dh = d_pre[t] @ recurrent_t
-        if keeps is not None:
-            dh += carried
+        return d_pre[t] @ recurrent_t
+    dh = _through_time(g, mask, step)
     flat = d_pre.reshape(-1, units)
     features = x.shape[-1]
     return ((flat @ kernel.T).reshape(steps, batch, features).transpose(1, 0, 2).copy()
@@ -372,10 +372,8 @@ def lstm_sequence(x, h, c, kernel, recurrent_kernel, bias, mask=None):
     from the states ``h`` and ``c``: ``(batch, steps, 2 * units)``, each step's ``h`` then
     ``c``; where the boolean ``mask`` (batch, steps) is False, the states carry through. One
     primitive; ``lstm_sequence_composite`` is its definition."""
-    args = [x, h, c, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
-    args = tuple(convert_to_tensor(a) for a in args)
-    op = _lstm_sequence if mask is None else _lstm_sequence_masked
-    return op.run(args, [a._value for a in args], {})
+    return _sequence(_lstm_sequence, _lstm_sequence_masked,
+                     [x, h, c, kernel, recurrent_kernel, bias], mask)
 
 
 def gru_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
@@ -384,10 +382,8 @@ def gru_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
     units)``; ``bias`` is Keras's ``(2, 3 * units)``; where the boolean ``mask`` (batch, steps)
     is False, the state carries through. One primitive; ``gru_sequence_composite`` is its
     definition."""
-    args = [x, h, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
-    args = tuple(convert_to_tensor(a) for a in args)
-    op = _gru_sequence if mask is None else _gru_sequence_masked
-    return op.run(args, [a._value for a in args], {})
+    return _sequence(_gru_sequence, _gru_sequence_masked,
+                     [x, h, kernel, recurrent_kernel, bias], mask)
 
 
 def simple_rnn_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
@@ -395,7 +391,11 @@ def simple_rnn_sequence(x, h, kernel, recurrent_kernel, bias, mask=None):
     ``h``: every step's ``h``, ``(batch, steps, units)``; where the boolean ``mask`` (batch,
     steps) is False, the state carries through. One primitive;
     ``simple_rnn_sequence_composite`` is its definition."""
-    args = [x, h, kernel, recurrent_kernel, bias] + ([] if mask is None else [mask])
-    args = tuple(convert_to_tensor(a) for a in args)
-    op = _simple_rnn_sequence if mask is None else _simple_rnn_sequence_masked
-    return op.run(args, [a._value for a in args], {})
+    return _sequence(_simple_rnn_sequence, _simple_rnn_sequence_masked,
+                     [x, h, kernel, recurrent_kernel, bias], mask)
+
+
+def _sequence(op, masked_op, args, mask):
+    """One of the sequence primitives on ``args`` (and the ``mask``, with ``masked_op``)."""
+    args = tuple(convert_to_tensor(a) for a in args + ([] if mask is None else [mask]))
+    return (op if mask is None else masked_op).run(args, [a._value for a in args], {})

@@ -15,7 +15,7 @@ import pytest
 
 import framework as fw
 from free_sizes import host_only, on_host, traces
-from test_gate import FUNCTIONS, _arguments, _as_arrays, _reason_not_computed
+from test_gate import FUNCTIONS, _as_arrays, computed_arguments
 
 
 def _grown(value):
@@ -33,9 +33,7 @@ def _grown(value):
 @pytest.mark.parametrize("label, name, fn", FUNCTIONS,
                          ids=[f"{label}.{name}" for label, name, _ in FUNCTIONS])
 def test_every_size_of_a_none_signature_gives_eagers_answer(label, name, fn):
-    if _reason_not_computed(label, name):
-        pytest.skip(_reason_not_computed(label, name))
-    draws, _ = _arguments(name, fn)
+    draws, _ = computed_arguments(label, name, fn)
     if draws is None:
         pytest.skip("no arguments (tests/test_gate.py says why)")
     args = draws[0]

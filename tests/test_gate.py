@@ -61,6 +61,15 @@ def _arguments(name, fn):
     return None, None
 
 
+def computed_arguments(label, name, fn):
+    """``_arguments`` of a function of the namespaces; the test is skipped, with the reason,
+    for what computes nothing."""
+    reason = _reason_not_computed(label, name)
+    if reason:
+        pytest.skip(reason)
+    return _arguments(name, fn)
+
+
 def _holds_tensor(value):
     return any(isinstance(leaf, fw.Tensor) for leaf in nest.flatten(value))
 
@@ -73,9 +82,7 @@ def _as_arrays(value):
 @pytest.mark.parametrize("label, name, fn", FUNCTIONS,
                          ids=[f"{label}.{name}" for label, name, _ in FUNCTIONS])
 def test_a_second_call_under_function_gives_eagers_answer(label, name, fn):
-    if _reason_not_computed(label, name):
-        pytest.skip(_reason_not_computed(label, name))
-    draws, answers = _arguments(name, fn)
+    draws, answers = computed_arguments(label, name, fn)
     assert draws is not None, (
         f"{label}.{name}: no arguments in tests/gate_cases.py that it accepts: give it a "
         f"case in CASES (or, if it computes nothing, a reason in NOT_COMPUTATIONS)")

@@ -22,8 +22,13 @@ class ShadowRuns:
     ones (``_reals``); the ``Tracer`` it is part of gives the refs, constants and variables."""
 
     def start_shadows(self, free):
-        """``free``: whether the trace has free sizes (else no step runs a shadow)."""
+        """``free``: whether the trace has free sizes (else no step runs a shadow).
+        ``general`` stays true while no Python of the trace has read a free size
+        (``size_read``: where one was); ``shape_guards``: the guards of outputs whose values
+        decide their shapes, which a general plan leaves out."""
         self.free = self.general = free
+        self.size_read = None
+        self.shape_guards = []
         self._shadows = ({}, {})  # per shadow run: slot number -> its shadow value
         self._reals = {}  # slot number -> its real value
 
@@ -69,8 +74,10 @@ class ShadowRuns:
         """Run ``fn`` on each shadow run's values of ``refs`` and ``kwargs``. ``results``: the
         real run's, a list with one entry per ``outs`` (``many``: ``fn`` returns a sequence of
         them). Each new slot of ``outs`` gets its shadows; returns ``results`` as the trace's
-        Python should see them (``sizes.free_view``), or None where a shadow run failed, which
-        ends the proof."""
+        Python should see them (``sizes.free_view``): as they are where the trace is no longer
+        general, or where a shadow run failed, which ends the proof."""
+        if not self.general:
+            return results
         try:
             runs = []
             for run in range(len(self._shadows)):
@@ -94,7 +101,7 @@ class ShadowRuns:
             self.general = False
             self.size_read = self.size_read or \
                 f"the shadow run of {getattr(fn, '__name__', fn)} failed: {e}"
-            return None
+            return results
 
     def _shadow_call(self, fn, refs, kwrefs, outs, result, before):
         """The shadows of a replayed call's results: a random draw's (``replayed(draws=True)``)
@@ -122,9 +129,8 @@ class ShadowRuns:
                     refs, kwrefs, outs, [t._value for t in tensors], True)
         finally:
             fw_random.set_state(after)
-        if views is not None:
-            for t, view in zip(tensors, views):
-                t._value = view
+        for t, view in zip(tensors, views):
+            t._value = view
 
     def _free_ref(self, ref):
         """Whether a call's argument holds a value with free sizes."""

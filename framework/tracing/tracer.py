@@ -82,12 +82,9 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
         self._unseen = {}  # id(tensor) -> where a tensor wrapping an unseen array was made
         self.intercepts = True  # False while a gradient is taken with the tensor VJPs
         # ``free``: the inputs have free sizes (``framework.tracing.sizes``): every step also
-        # runs on the slots' shadows (two runs, at other sizes), and ``general`` stays true
-        # while no Python of the trace has read a free size (``size_read``: where one was)
+        # runs on the slots' shadows (two runs, at other sizes: ``ShadowRuns``)
         self.start_shadows(free)
-        self.size_read = None
         self.done = False
-        self.shape_guards = []  # the guards of outputs whose values decide their shapes
 
     def assigned(self, variable):
         """A variable written in place outside a replayed call: a replay would not repeat
@@ -206,12 +203,9 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
             self.steps.append(Step("op", forward, refs, kwargs, outs))
         dynamic = getattr(prim, "dynamic_shape", False)
         dynamic = dynamic and (dynamic is True or dynamic(params))
-        if self.general:
-            views = self._shadow_step(forward, refs, kwargs, outs,
-                                      [out._value, params["saved"]] if saves else [out._value],
-                                      saves, every_axis=dynamic)
-            if views is not None:
-                out._value = views[0]
+        out._value = self._shadow_step(
+            forward, refs, kwargs, outs, [out._value, params["saved"]] if saves else [out._value],
+            saves, every_axis=dynamic)[0]
         if dynamic:
             # the values decide the shape: a replay whose shape differs traces again, so that
             # no size read from it in Python is frozen (a plan that read none needs no check)
@@ -261,8 +255,7 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
             if self.general:
                 views = self._shadow_step(fn, refs, kwargs or {}, outs,
                                           list(result) if many else [result], many)
-                if views is not None:
-                    result = result.__class__(views) if many else views[0]
+                result = result.__class__(views) if many else views[0]
         for r, ref in zip(result if many else [result], outs):
             if r.__class__ is IndexedSlices:
                 self._bind_parts(ref, r)
@@ -275,10 +268,7 @@ class Tracer(Listener, ArrayCalls, ShadowRuns):
             refs = [ref, self.constant(name)]
             outs = [self.new_slot(part._value, part)]
             self.steps.append(Step("op", _part, refs, outs=outs))
-            if self.general:
-                views = self._shadow_step(_part, refs, {}, outs, [part._value], False)
-                if views is not None:
-                    part._value = views[0]
+            part._value = self._shadow_step(_part, refs, {}, outs, [part._value], False)[0]
 
     def call(self, fn, args, kwargs):
         """A replayed framework function (``framework.engine.context.replayed``): run it now with the
